@@ -1,0 +1,5 @@
+"""Console script (placeholder during bootstrap)."""
+
+
+def main() -> int:
+    return 0

@@ -1,0 +1,60 @@
+"""The one error tree of pytest-skill-eval.
+
+    SkillEvalError
+    ├── DefinitionError        a definition file breaks the schema-version-1 contract
+    ├── PathEscapeError        a declared path is not a contained relative path
+    ├── SourceError            a skill/context/fixture snapshot cannot be taken
+    ├── HostError              the pi host cannot be found, installed or launched
+    ├── ScriptError            a scripted-model script is malformed
+    └── EvidenceError          evidence cannot be written or read back
+
+A failed expectation is data (see ``grading``), never an exception.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class SkillEvalError(Exception):
+    """Base class of every error this package raises on purpose."""
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Problem:
+    """One violation in one definition file, located by a JSON pointer."""
+
+    pointer: str
+    message: str
+
+    def render(self, file: str) -> str:
+        return f"{file}: {self.pointer or '/'}: {self.message}"
+
+
+class DefinitionError(SkillEvalError):
+    """A definition file is unreadable or violates the schema; lists every problem."""
+
+    def __init__(self, file: str, problems: list[Problem] | tuple[Problem, ...]) -> None:
+        self.file = file
+        self.problems = tuple(sorted(problems))
+        super().__init__("\n".join(p.render(file) for p in self.problems))
+
+
+class PathEscapeError(SkillEvalError):
+    """A declared path is absolute, malformed or leaves its root."""
+
+
+class SourceError(SkillEvalError):
+    """A declared source (working tree or Git commit) cannot supply a path."""
+
+
+class HostError(SkillEvalError):
+    """The pi host is missing, too old, or could not be installed or started."""
+
+
+class ScriptError(SkillEvalError):
+    """A scripted-model script file is malformed."""
+
+
+class EvidenceError(SkillEvalError):
+    """Evidence could not be persisted or read back."""

@@ -1,0 +1,1 @@
+"""pytest layer (placeholder during bootstrap)."""
