@@ -1,0 +1,333 @@
+"""Running one pi process to settlement: JSON mode (one shot) and RPC mode (turn by turn).
+
+This module owns the host process and nothing else. It keeps every stdout record it
+saw, whatever happens, so a crash or a cancellation still leaves the directly observed
+partial evidence to persist. The process tree is always reaped.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import subprocess
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Literal
+
+from .launch import LaunchPlan
+from .process import kill_process_tree
+from .protocol import LineSplitter, Record, TurnSpan, parse_record, provider_error
+
+Outcome = Literal["complete", "infrastructure-failed", "cancelled"]
+
+#: Defaults for the safeguards: no-progress detection and an emergency ceiling. They
+#: stop runaway subjects; they are deliberately far above any normal turn.
+DEFAULT_STALL_SECONDS = 900.0
+DEFAULT_CEILING_SECONDS = 4 * 3600.0
+
+
+@dataclass(frozen=True, slots=True)
+class Safeguards:
+    stall_seconds: float = DEFAULT_STALL_SECONDS
+    ceiling_seconds: float = DEFAULT_CEILING_SECONDS
+
+
+@dataclass(slots=True)
+class HostRun:
+    """What was observed of one process; filled in as it goes, so it is valid mid-run."""
+
+    records: list[Record] = field(default_factory=list)
+    stderr: bytearray = field(default_factory=bytearray)
+    spans: list[TurnSpan] = field(default_factory=list)
+    commands: list[dict[str, Any]] | None = None
+    outcome: Outcome = "complete"
+    failure: str | None = None
+    returncode: int | None = None
+    started_at: float = 0.0
+    ended_at: float = 0.0
+    pid: int | None = None
+    turn_times: list[tuple[float, float]] = field(default_factory=list)
+
+    def raw_events(self) -> bytes:
+        return b"".join(r.raw.encode("utf-8") + b"\n" for r in self.records)
+
+
+class Cancelled(Exception):
+    """Raised inside the driver when the run is cancelled (KeyboardInterrupt)."""
+
+
+class _Stream:
+    """Reads the child's stdout/stderr continuously (pi stalls on stdout backpressure)."""
+
+    def __init__(self, proc: subprocess.Popen[bytes], run: HostRun) -> None:
+        self.run = run
+        self.events: queue.Queue[Record | None] = queue.Queue()
+        self.last_progress = time.monotonic()
+        self._lock = threading.Lock()
+        self._threads = [
+            threading.Thread(target=self._read_stdout, args=(proc,), daemon=True),
+            threading.Thread(target=self._read_stderr, args=(proc,), daemon=True),
+        ]
+        for t in self._threads:
+            t.start()
+
+    def _read_stdout(self, proc: subprocess.Popen[bytes]) -> None:
+        splitter = LineSplitter()
+        assert proc.stdout is not None
+        fd = proc.stdout.fileno()
+        import os
+
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            for line in splitter.feed(chunk):
+                self._push(line)
+        if splitter.rest():
+            self._push(splitter.rest())
+        self.events.put(None)
+
+    def _push(self, line: bytes) -> None:
+        with self._lock:
+            rec = parse_record(len(self.run.records), line)
+            self.run.records.append(rec)
+            self.last_progress = time.monotonic()
+        self.events.put(rec)
+
+    def _read_stderr(self, proc: subprocess.Popen[bytes]) -> None:
+        assert proc.stderr is not None
+        import os
+
+        fd = proc.stderr.fileno()
+        while True:
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            self.run.stderr += chunk
+            self.last_progress = time.monotonic()
+
+    def join(self, timeout: float) -> None:
+        for t in self._threads:
+            t.join(timeout)
+
+
+class _Session:
+    def __init__(self, plan: LaunchPlan, safeguards: Safeguards, sent: list[str] | None = None) -> None:
+        self.plan = plan
+        self.sent = list(sent) if sent is not None else list(plan.prompts)
+        self.safeguards = safeguards
+        self.run = HostRun()
+        self.proc: subprocess.Popen[bytes] | None = None
+        self.stream: _Stream | None = None
+        self._next_id = 0
+        self._eof = False
+
+    def start(self) -> None:
+        self.run.started_at = time.time()
+        self.proc = subprocess.Popen(
+            self.plan.argv(),
+            cwd=self.plan.workspace,
+            env=self.plan.env(),
+            stdin=subprocess.PIPE if self.plan.mode == "rpc" else subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,  # Ctrl-C reaches pytest only; we decide how pi ends
+        )
+        self.run.pid = self.proc.pid
+        self.stream = _Stream(self.proc, self.run)
+        self._deadline = time.monotonic() + self.safeguards.ceiling_seconds
+
+    # -- waiting -------------------------------------------------------------
+    def next_record(self) -> Record | None:
+        """Next stdout record; None at EOF. Raises on stall or emergency ceiling."""
+        assert self.stream is not None
+        if self._eof:
+            return None
+        while True:
+            try:
+                rec = self.stream.events.get(timeout=0.5)
+            except queue.Empty:
+                now = time.monotonic()
+                if now - self.stream.last_progress > self.safeguards.stall_seconds:
+                    raise _Fault(f"no progress from the host for {self.safeguards.stall_seconds:g} s (stalled subject)")
+                if now > self._deadline:
+                    raise _Fault(f"emergency ceiling of {self.safeguards.ceiling_seconds:g} s reached")
+                continue
+            if rec is None:
+                self._eof = True
+            return rec
+
+    # -- RPC -----------------------------------------------------------------
+    def send(self, command: dict[str, Any]) -> str:
+        assert self.proc is not None and self.proc.stdin is not None
+        self._next_id += 1
+        cid = f"skill-eval-{self._next_id}"
+        payload = json.dumps({**command, "id": cid}, ensure_ascii=False).encode("utf-8") + b"\n"
+        try:
+            self.proc.stdin.write(payload)
+            self.proc.stdin.flush()
+        except (BrokenPipeError, OSError) as exc:
+            raise _Fault(f"the host closed its input: {exc}") from None
+        return cid
+
+    def await_response(self, cid: str) -> Record:
+        while True:
+            rec = self.next_record()
+            if rec is None:
+                raise _Fault(f"the host exited before answering command {cid}")
+            data = rec.data
+            if data is None:
+                raise _Fault(f"malformed host output at record {rec.index}: {rec.error}")
+            if data.get("type") == "response":
+                if "id" not in data:
+                    raise _Fault(f"protocol fault: response without id: {data.get('error', rec.raw)}")
+                if data["id"] == cid:
+                    return rec
+
+    def await_settled(self) -> Record:
+        while True:
+            rec = self.next_record()
+            if rec is None:
+                raise _Fault("the host exited before the turn settled")
+            if rec.data is None:
+                raise _Fault(f"malformed host output at record {rec.index}: {rec.error}")
+            if rec.data.get("type") == "response" and "id" not in rec.data:
+                raise _Fault(f"protocol fault: response without id: {rec.data.get('error', rec.raw)}")
+            if rec.data.get("type") == "agent_settled":
+                return rec
+
+    def close(self) -> None:
+        """End the process: close stdin (RPC), wait briefly, then reap the whole tree."""
+        proc = self.proc
+        if proc is None:
+            return
+        if proc.stdin is not None:
+            try:
+                proc.stdin.close()
+            except OSError:
+                pass
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            pass
+        kill_process_tree(proc.pid)
+        try:
+            self.run.returncode = proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self.run.returncode = None
+        if self.stream is not None:
+            self.stream.join(timeout=5)
+        self.run.ended_at = time.time()
+
+
+class _Fault(Exception):
+    """An infrastructure failure observed while driving the host."""
+
+
+TurnHook = Callable[[int], None]
+
+
+def run_json(plan: LaunchPlan, safeguards: Safeguards = Safeguards()) -> HostRun:
+    """One-shot JSON mode: prompts are argv; each is its own run ending in ``agent_settled``."""
+    session = _Session(plan, safeguards)
+    try:
+        session.start()
+        start, turn_started = 0, time.time()
+        for index, prompt in enumerate(plan.prompts, start=1):
+            settled = session.await_settled()
+            session.run.spans.append(TurnSpan(index, prompt, prompt, start, settled.index + 1, True))
+            session.run.turn_times.append((turn_started, time.time()))
+            _check_provider(session, index, start, settled.index + 1)
+            start, turn_started = settled.index + 1, time.time()
+        while session.next_record() is not None:
+            pass
+    except _Fault as exc:
+        _fail(session, str(exc))
+    except KeyboardInterrupt:
+        _cancel(session)
+        raise
+    finally:
+        session.close()
+    return session.run
+
+
+def run_rpc(
+    plan: LaunchPlan,
+    sent: list[str],
+    safeguards: Safeguards = Safeguards(),
+    *,
+    before_first_turn: Callable[[list[dict[str, Any]]], str | None] | None = None,
+    after_turn: TurnHook | None = None,
+) -> HostRun:
+    """Persistent RPC mode: one prompt per declared turn, each awaited to settlement.
+
+    ``before_first_turn`` gets the host's command list (registered skills) and may veto
+    the run by returning a reason (e.g. the target resolves to another SKILL.md).
+    """
+    session = _Session(plan, safeguards, sent)
+    run = session.run
+    try:
+        session.start()
+        response = session.await_response(session.send({"type": "get_commands"})).data or {}
+        if not response.get("success"):
+            raise _Fault(f"get_commands failed: {response.get('error')}")
+        run.commands = list((response.get("data") or {}).get("commands") or [])
+        if before_first_turn is not None:
+            veto = before_first_turn(run.commands)
+            if veto:
+                run.outcome, run.failure = "complete", veto
+                return run
+        for index, (prompt, message) in enumerate(zip(plan.prompts, sent), start=1):
+            start = len(run.records)
+            turn_started = time.time()
+            rec = session.await_response(session.send({"type": "prompt", "message": message}))
+            data = rec.data or {}
+            if not data.get("success"):
+                raise _Fault(f"turn {index}: prompt rejected by the host: {data.get('error')}")
+            disposition = (data.get("data") or {}).get("disposition")
+            if disposition != "handled":
+                settled = session.await_settled()
+                end = settled.index + 1
+            else:
+                end = rec.index + 1
+            run.spans.append(TurnSpan(index, prompt, message, start, end, True))
+            run.turn_times.append((turn_started, time.time()))
+            _check_provider(session, index, start, end)
+            if after_turn is not None:
+                after_turn(index)
+    except _Fault as exc:
+        _fail(session, str(exc))
+    except KeyboardInterrupt:
+        _cancel(session)
+        raise
+    finally:
+        session.close()
+    return run
+
+
+def _open_span(session: _Session) -> None:
+    """Record the unfinished turn so its partial records are kept as that turn's evidence."""
+    run = session.run
+    index = len(run.spans) + 1
+    if index <= len(session.plan.prompts):
+        start = run.spans[-1].end if run.spans else 0
+        prompt = session.plan.prompts[index - 1]
+        run.spans.append(TurnSpan(index, prompt, session.sent[index - 1], start, len(run.records), False))
+
+
+def _check_provider(session: _Session, index: int, start: int, end: int) -> None:
+    """A turn whose model call failed did not test the subject: that is infrastructure."""
+    error = provider_error(session.run.records[start:end])
+    if error is not None:
+        raise _Fault(f"turn {index}: model provider error: {error}")
+
+
+def _fail(session: _Session, reason: str) -> None:
+    session.run.outcome, session.run.failure = "infrastructure-failed", reason
+    _open_span(session)
+
+
+def _cancel(session: _Session) -> None:
+    session.run.outcome, session.run.failure = "cancelled", "cancelled by the user (KeyboardInterrupt)"
+    _open_span(session)

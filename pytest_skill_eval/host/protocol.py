@@ -1,0 +1,242 @@
+"""Pure parsing of pi's JSONL stream: framing, records, and the normalized transcript.
+
+Nothing here touches a process or a file: bytes and dicts in, frozen values out.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+
+from ..observation import ToolCall, Turn
+
+
+class LineSplitter:
+    """Split a byte stream into records on ``\\n`` only.
+
+    pi's strings may hold U+2028/U+2029, which text-mode line readers treat as line
+    breaks; splitting bytes on LF alone is the only framing that matches the host.
+    """
+
+    def __init__(self) -> None:
+        self._buffer = bytearray()
+
+    def feed(self, chunk: bytes) -> list[bytes]:
+        self._buffer += chunk
+        lines: list[bytes] = []
+        while (cut := self._buffer.find(b"\n")) >= 0:
+            line = bytes(self._buffer[:cut])
+            del self._buffer[: cut + 1]
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            lines.append(line)
+        return lines
+
+    def rest(self) -> bytes:
+        """Bytes after the last LF (a record cut off by a crash)."""
+        return bytes(self._buffer)
+
+
+@dataclass(frozen=True, slots=True)
+class Record:
+    """One stdout record: a parsed object, or the raw text that failed to parse."""
+
+    index: int
+    data: dict[str, Any] | None = field(compare=False, hash=False)
+    raw: str
+    error: str | None = None
+
+    @property
+    def type(self) -> str | None:
+        return self.data.get("type") if self.data else None
+
+
+def parse_record(index: int, line: bytes) -> Record:
+    text = line.decode("utf-8", errors="replace")
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return Record(index, None, text, f"not JSON: {exc.msg}")
+    if not isinstance(data, dict):
+        return Record(index, None, text, "not a JSON object")
+    return Record(index, data, text)
+
+
+def assistant_text(message: dict[str, Any]) -> str:
+    """Concatenated text blocks of an assistant message."""
+    parts = [b.get("text", "") for b in message.get("content") or [] if isinstance(b, dict) and b.get("type") == "text"]
+    return "".join(p for p in parts if isinstance(p, str))
+
+
+def _result_text(result: Any) -> str | None:
+    if not isinstance(result, dict):
+        return None
+    texts = [c.get("text", "") for c in result.get("content") or [] if isinstance(c, dict) and c.get("type") == "text"]
+    return "".join(t for t in texts if isinstance(t, str))
+
+
+@dataclass(frozen=True, slots=True)
+class TurnSpan:
+    """Which records belong to a declared turn, and how it ended."""
+
+    index: int
+    prompt: str
+    sent: str
+    start: int
+    end: int
+    settled: bool
+
+
+def build_turn(span: TurnSpan, records: Sequence[Record], blocked_reasons: Iterable[str] = ()) -> Turn:
+    """Normalize one turn's records into a :class:`Turn`.
+
+    A tool call counts as blocked when its error result text starts with one of the
+    guard's reason prefixes.
+    """
+    prefixes = tuple(blocked_reasons)
+    calls: dict[str, dict[str, Any]] = {}
+    order: list[str] = []
+    response = ""
+    stop_reason: str | None = None
+    error: str | None = None
+    for rec in records[span.start : span.end]:
+        data = rec.data
+        if data is None:
+            continue
+        kind = data.get("type")
+        if kind == "tool_execution_start":
+            call_id = str(data.get("toolCallId"))
+            if call_id not in calls:
+                order.append(call_id)
+            calls[call_id] = {
+                "name": data.get("toolName"),
+                "arguments": data.get("args") if isinstance(data.get("args"), dict) else {},
+                "event_index": rec.index,
+                "result_text": None,
+                "is_error": False,
+            }
+        elif kind == "tool_execution_end":
+            call = calls.get(str(data.get("toolCallId")))
+            if call is not None:
+                call["result_text"] = _result_text(data.get("result"))
+                call["is_error"] = bool(data.get("isError"))
+        elif kind == "message_end":
+            message = data.get("message") or {}
+            if message.get("role") == "assistant":
+                stop_reason = message.get("stopReason")
+                error = message.get("errorMessage") if stop_reason in ("error", "aborted") else None
+                text = assistant_text(message)
+                if text or stop_reason in ("stop", "length"):
+                    response = text
+    tool_calls = tuple(
+        ToolCall(
+            turn=span.index,
+            id=call_id,
+            name=str(calls[call_id]["name"]),
+            arguments=calls[call_id]["arguments"],
+            result_text=calls[call_id]["result_text"],
+            is_error=calls[call_id]["is_error"],
+            blocked=bool(
+                calls[call_id]["is_error"]
+                and prefixes
+                and (calls[call_id]["result_text"] or "").startswith(prefixes)
+            ),
+            event_index=calls[call_id]["event_index"],
+        )
+        for call_id in order
+    )
+    return Turn(
+        index=span.index,
+        prompt=span.prompt,
+        sent=span.sent,
+        response=response,
+        tool_calls=tool_calls,
+        stop_reason=stop_reason,
+        error=error,
+        settled=span.settled,
+    )
+
+
+def provider_error(records: Sequence[Record]) -> str | None:
+    """The error of the last assistant message in *records*, if the provider call failed."""
+    for rec in reversed(records):
+        data = rec.data
+        if data and data.get("type") == "message_end":
+            message = data.get("message") or {}
+            if message.get("role") == "assistant":
+                if message.get("stopReason") == "error":
+                    return str(message.get("errorMessage") or "unknown provider error")
+                return None
+    return None
+
+
+def usage_totals(records: Sequence[Record], start: int = 0, end: int | None = None) -> dict[str, float]:
+    """Sum token usage and cost over the assistant ``message_end`` records in a range."""
+    totals = {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0, "totalTokens": 0.0, "cost": 0.0}
+    for rec in records[start:end]:
+        data = rec.data
+        if not data or data.get("type") != "message_end":
+            continue
+        message = data.get("message") or {}
+        usage = message.get("usage")
+        if message.get("role") != "assistant" or not isinstance(usage, dict):
+            continue
+        for key in ("input", "output", "cacheRead", "cacheWrite", "totalTokens"):
+            value = usage.get(key)
+            if isinstance(value, (int, float)):
+                totals[key] += value
+        cost = usage.get("cost")
+        if isinstance(cost, dict) and isinstance(cost.get("total"), (int, float)):
+            totals["cost"] += cost["total"]
+    return totals
+
+
+def turn_to_json(turn: Turn) -> dict[str, Any]:
+    return {
+        "index": turn.index,
+        "prompt": turn.prompt,
+        "sent": turn.sent,
+        "response": turn.response,
+        "stop_reason": turn.stop_reason,
+        "error": turn.error,
+        "settled": turn.settled,
+        "tool_calls": [
+            {
+                "id": c.id,
+                "name": c.name,
+                "arguments": c.arguments,
+                "result_text": c.result_text,
+                "is_error": c.is_error,
+                "blocked": c.blocked,
+                "event_index": c.event_index,
+            }
+            for c in turn.tool_calls
+        ],
+    }
+
+
+def turn_from_json(data: dict[str, Any]) -> Turn:
+    index = int(data["index"])
+    return Turn(
+        index=index,
+        prompt=data["prompt"],
+        sent=data["sent"],
+        response=data["response"],
+        stop_reason=data.get("stop_reason"),
+        error=data.get("error"),
+        settled=bool(data.get("settled", True)),
+        tool_calls=tuple(
+            ToolCall(
+                turn=index,
+                id=c["id"],
+                name=c["name"],
+                arguments=c.get("arguments") or {},
+                result_text=c.get("result_text"),
+                is_error=bool(c.get("is_error")),
+                blocked=bool(c.get("blocked")),
+                event_index=int(c.get("event_index", -1)),
+            )
+            for c in data.get("tool_calls", [])
+        ),
+    )
