@@ -53,10 +53,6 @@ class HostRun:
         return b"".join(r.raw.encode("utf-8") + b"\n" for r in self.records)
 
 
-class Cancelled(Exception):
-    """Raised inside the driver when the run is cancelled (KeyboardInterrupt)."""
-
-
 class _Stream:
     """Reads the child's stdout/stderr continuously (pi stalls on stdout backpressure)."""
 
@@ -245,8 +241,8 @@ def run_json(plan: LaunchPlan, safeguards: Safeguards = Safeguards()) -> HostRun
     except _Fault as exc:
         _fail(session, str(exc))
     except KeyboardInterrupt:
+        # the caller persists what was observed, then stops queued work
         _cancel(session)
-        raise
     finally:
         session.close()
     return session.run
@@ -299,8 +295,8 @@ def run_rpc(
     except _Fault as exc:
         _fail(session, str(exc))
     except KeyboardInterrupt:
+        # the caller persists what was observed, then stops queued work
         _cancel(session)
-        raise
     finally:
         session.close()
     return run

@@ -5,7 +5,9 @@ Nothing here touches a process or a file: bytes and dicts in, frozen values out.
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Sequence
 
@@ -240,3 +242,34 @@ def turn_from_json(data: dict[str, Any]) -> Turn:
             for c in data.get("tool_calls", [])
         ),
     )
+
+
+_SKILL_BLOCK = re.compile(r"<skill>\s*<name>(.*?)</name>\s*<description>(.*?)</description>\s*<location>(.*?)</location>", re.S)
+
+
+def system_sections(records: Sequence[Record]) -> dict[str, str]:
+    """Sections of the last ``system`` message pi emitted (what it built as the prompt)."""
+    sections: dict[str, str] = {}
+    for rec in records:
+        data = rec.data
+        if data and data.get("type") == "message_start":
+            message = data.get("message") or {}
+            if message.get("role") == "system" and isinstance(message.get("sections"), dict):
+                sections = {k: v for k, v in message["sections"].items() if isinstance(v, str)}
+    return sections
+
+
+def registered_skills(records: Sequence[Record], commands: Sequence[dict[str, Any]] | None) -> dict[str, Any]:
+    """The skills the host itself registered: its command list and its prompt's skill block."""
+    listed = [
+        {"name": html.unescape(n), "description": html.unescape(d), "location": html.unescape(loc)}
+        for n, d, loc in _SKILL_BLOCK.findall(system_sections(records).get("skills", ""))
+    ]
+    result: dict[str, Any] = {"prompt": listed}
+    if commands is not None:
+        result["commands"] = [
+            {"name": c.get("name"), "path": (c.get("sourceInfo") or {}).get("path")}
+            for c in commands
+            if c.get("source") == "skill"
+        ]
+    return result

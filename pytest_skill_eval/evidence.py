@@ -1,0 +1,163 @@
+"""The canonical evidence tree: result ids, layout, atomic writes, reading back.
+
+    .skill-eval/runs/<result-id>/
+        result.json                          batch summary, written last
+        groups/<NNN>-<group-id>/
+            definition.json                  the group as loaded
+            group.json                       group state and variant states
+            grade.json                       expectation results and comparisons
+            <variant>/
+                run.json                     state, host, argv, env (redacted), sources, timings
+                events.jsonl                 raw host stdout records, verbatim
+                transcript.json              normalized per-turn transcript
+                final-response.txt
+                stderr.txt
+                fingerprints.json            resource fingerprints before/after
+                workspace/                   final workspace
+                workspace-initial/           the fixture copy the subject started from
+                turns/<n>/workspace/         snapshot after each settled turn (when needed)
+
+Every file is written atomically: temp file in the same directory, fsync, rename.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import secrets
+import shutil
+import tempfile
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Mapping
+
+from .errors import EvidenceError
+from .observation import ContextRequest, RunObservation
+
+RUNS_DIR = Path(".skill-eval") / "runs"
+
+
+def new_result_id(now: Callable[[], datetime] = lambda: datetime.now(timezone.utc)) -> str:
+    """``YYYYmmddHHMMSS-<8 hex>``."""
+    return f"{now().strftime('%Y%m%d%H%M%S')}-{secrets.token_hex(4)}"
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write *data* to *path* so a reader sees the old file or the new one, never a torn one."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    try:
+        dir_fd = os.open(path.parent, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(dir_fd)
+    finally:
+        os.close(dir_fd)
+
+
+def dump_json(value: Any) -> bytes:
+    return (json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8")
+
+
+def write_json(path: Path, value: Any) -> None:
+    write_atomic(path, dump_json(value))
+
+
+def read_json(path: Path) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise EvidenceError(f"cannot read evidence file {path}: {exc}") from None
+
+
+def copy_tree_atomic(src: Path, dest: Path) -> None:
+    """Copy a directory into evidence: built beside *dest*, then renamed into place."""
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    try:
+        shutil.copytree(src, staging, symlinks=True, dirs_exist_ok=True)
+        if dest.exists():
+            shutil.rmtree(dest)
+        os.replace(staging, dest)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+
+
+def group_dir_name(position: int, group_id: str) -> str:
+    return f"{position:03d}-{group_id}"
+
+
+def read_files(root: Path) -> dict[str, bytes]:
+    """All regular files under *root*, keyed by slash-separated relative path."""
+    files: dict[str, bytes] = {}
+    if not root.is_dir():
+        return files
+    for dirpath, _dirnames, filenames in os.walk(root):
+        for name in filenames:
+            path = Path(dirpath) / name
+            if path.is_file() and not path.is_symlink():
+                files[path.relative_to(root).as_posix()] = path.read_bytes()
+    return dict(sorted(files.items()))
+
+
+def fingerprint_tree(root: Path) -> dict[str, str]:
+    """sha256 of every file under *root* (or of *root* itself when it is a file)."""
+    if root.is_file():
+        return {".": hashlib.sha256(root.read_bytes()).hexdigest()}
+    return {rel: hashlib.sha256(data).hexdigest() for rel, data in read_files(root).items()}
+
+
+def load_observation(run_dir: Path) -> RunObservation:
+    """Rebuild what grading sees of a run from its persisted evidence alone."""
+    from .host.protocol import turn_from_json
+
+    run = read_json(run_dir / "run.json")
+    transcript_path = run_dir / "transcript.json"
+    turns = tuple(turn_from_json(t) for t in read_json(transcript_path)["turns"]) if transcript_path.exists() else ()
+    turn_files: dict[int, Mapping[str, bytes]] = {}
+    turns_dir = run_dir / "turns"
+    if turns_dir.is_dir():
+        for entry in sorted(turns_dir.iterdir()):
+            if entry.name.isdigit():
+                turn_files[int(entry.name)] = read_files(entry / "workspace")
+    requests: list[ContextRequest] = []
+    observed = run_dir / "context-observations.json"
+    if observed.exists():
+        for item in read_json(observed):
+            requests.append(
+                ContextRequest(
+                    turn=int(item["turn"]),
+                    request=int(item["request"]),
+                    system_prompt=str(item.get("system_prompt", "")),
+                    provider_context=str(item.get("provider_context", "")),
+                )
+            )
+    paths = run.get("paths", {})
+    return RunObservation(
+        variant=run["variant"],
+        state=run["state"],
+        workspace_root=paths.get("workspace", ""),
+        skill_roots=tuple(paths.get("skills", [])),
+        target_file=paths.get("target_file"),
+        context_roots=tuple(paths.get("context", [])),
+        turns=turns,
+        initial_files=read_files(run_dir / "workspace-initial"),
+        final_files=read_files(run_dir / "workspace"),
+        turn_files=turn_files,
+        context_requests=tuple(requests),
+    )

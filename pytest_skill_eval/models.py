@@ -1,0 +1,76 @@
+"""Which model a group runs against, and the provider entries its agent dir needs.
+
+A group's ``model`` names ``provider/model``. The provider ``scripted`` is the embedded
+stand-in (``scripted/<script-name>``), served by one :class:`ScriptedModelServer` per
+process, started only when a selected group uses it. Any other provider is pi's own or
+one from the user's ``models.json``; credentials come from ``environment.inherit`` or
+the configured auth file, never from here. A group without ``model`` uses the scripted
+stand-in with the script named after the group id.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, Sequence
+
+from .definitions import Group
+from .errors import ScriptError
+
+SCRIPTED = "scripted"
+
+
+class ModelRouter:
+    """Implements the engine's ``ModelBackend``: resolves a group's model to providers."""
+
+    def __init__(self, root: Path, script_dirs: Sequence[Path] = ()) -> None:
+        self.root = root.resolve()
+        self.script_dirs = tuple(script_dirs)
+        self._server: Any = None
+        self._lock = threading.Lock()
+
+    def model_of(self, group: Group) -> tuple[str, str]:
+        if group.model is None:
+            return SCRIPTED, group.id
+        return group.model.provider, group.model.model_id
+
+    def providers_for(self, group: Group) -> tuple[str, str, dict[str, Any]]:
+        provider, model_id = self.model_of(group)
+        if provider != SCRIPTED:
+            return provider, model_id, {}
+        script = self.find_script(group, model_id)
+        server = self.server()
+        server.register(model_id, script)
+        return SCRIPTED, model_id, {SCRIPTED: server.provider_config([model_id])}
+
+    def find_script(self, group: Group, name: str) -> Path:
+        """``scripts/<name>.json`` beside the group file or in any directory up to the root."""
+        tried: list[Path] = []
+        here = group.path.resolve().parent
+        while True:
+            tried.append(here / "scripts" / f"{name}.json")
+            if here == self.root or self.root not in here.parents:
+                break
+            here = here.parent
+        tried += [d / f"{name}.json" for d in self.script_dirs]
+        for candidate in tried:
+            if candidate.is_file():
+                return candidate
+        raise ScriptError(
+            f"no script for model 'scripted/{name}': looked for " + ", ".join(str(p) for p in tried)
+        )
+
+    def server(self) -> Any:
+        with self._lock:
+            if self._server is None:
+                from .scripted.server import ScriptedModelServer
+
+                self._server = ScriptedModelServer()
+                self._server.start()
+            return self._server
+
+    def close(self) -> None:
+        with self._lock:
+            if self._server is not None:
+                self._server.stop()
+                self._server = None

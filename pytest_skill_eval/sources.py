@@ -1,0 +1,131 @@
+"""Snapshots of declared paths from the working tree or from one exact Git commit.
+
+A snapshot copies regular files and directories only. Anything else (a submodule, a
+symlink that leaves the snapshot, a device) is refused with a SourceError that makes
+the variant ``invalid``.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import shutil
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import SourceError
+
+_GIT_TREE, _GIT_FILE, _GIT_EXEC, _GIT_LINK, _GIT_SUBMODULE = 0o040000, 0o100644, 0o100755, 0o120000, 0o160000
+
+
+@dataclass(frozen=True, slots=True)
+class SourceIdentity:
+    """What a variant's source was: declared and resolved."""
+
+    kind: str
+    ref: str | None
+    commit: str | None
+    root: str
+
+    def to_json(self) -> dict[str, str | None]:
+        return {"kind": self.kind, "ref": self.ref, "commit": self.commit, "root": self.root}
+
+
+def _contained(root: Path, rel: str) -> Path:
+    candidate = root / rel
+    real_root = root.resolve()
+    real = candidate.resolve()
+    if real != real_root and not real.is_relative_to(real_root):
+        raise SourceError(f"{rel}: resolves outside the definition root ({real})")
+    return candidate
+
+
+def copy_working_tree(root: Path, rel: str, dest: Path) -> None:
+    """Copy ``root/rel`` (file or directory) to *dest*, refusing escapes and odd entries."""
+    src = _contained(root, rel)
+    if not src.exists():
+        raise SourceError(f"{rel}: not found in the working tree under {root}")
+    real_src = src.resolve()
+    if real_src.is_file():
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(real_src, dest)
+        return
+    for dirpath, dirnames, filenames in os.walk(real_src, followlinks=False):
+        here = Path(dirpath)
+        out = dest / here.relative_to(real_src)
+        out.mkdir(parents=True, exist_ok=True)
+        for name in sorted(dirnames + filenames):
+            entry = here / name
+            mode = entry.lstat().st_mode
+            if stat.S_ISLNK(mode):
+                target = entry.resolve()
+                if not (target == real_src or target.is_relative_to(real_src)):
+                    raise SourceError(f"{rel}: {entry.relative_to(real_src)} is a symlink that leaves the snapshot")
+                if target.is_dir():
+                    raise SourceError(f"{rel}: {entry.relative_to(real_src)} is a symlink to a directory (unsupported)")
+                shutil.copyfile(target, out / name)
+            elif stat.S_ISREG(mode):
+                shutil.copyfile(entry, out / name)
+            elif not stat.S_ISDIR(mode):
+                raise SourceError(f"{rel}: {entry.relative_to(real_src)} is not a regular file or directory")
+
+
+class GitSource:
+    """One exact commit of the repository that holds the definition root."""
+
+    def __init__(self, root: Path, ref: str) -> None:
+        import git  # GitPython: imported here so collection never pays for it
+
+        try:
+            self.repo = git.Repo(root, search_parent_directories=True)
+        except (git.InvalidGitRepositoryError, git.NoSuchPathError):
+            raise SourceError(f"git source {ref!r}: {root} is not inside a Git repository") from None
+        try:
+            self.commit = self.repo.commit(ref)
+        except (git.BadName, ValueError, git.GitCommandError) as exc:
+            raise SourceError(f"git source: ref {ref!r} does not resolve to a commit ({exc})") from None
+        self.ref = ref
+        worktree = Path(self.repo.working_tree_dir or root).resolve()
+        # declared paths are relative to the definition root; the tree is relative to the repo top
+        self.prefix = root.resolve().relative_to(worktree).as_posix()
+
+    def identity(self, root: Path) -> SourceIdentity:
+        return SourceIdentity("git", self.ref, self.commit.hexsha, str(root))
+
+    def copy(self, rel: str, dest: Path) -> None:
+        """Materialise ``rel`` as it is in the commit."""
+        path = posixpath.normpath(posixpath.join(self.prefix, rel)) if self.prefix != "." else posixpath.normpath(rel)
+        if path.startswith("../") or path == "..":
+            raise SourceError(f"{rel}: leaves the repository")
+        try:
+            obj = self.commit.tree / path
+        except KeyError:
+            raise SourceError(f"{rel}: not found in commit {self.commit.hexsha[:12]} (ref {self.ref!r})") from None
+        self._materialise(obj, dest, rel, path)
+
+    def _materialise(self, obj: object, dest: Path, rel: str, top: str) -> None:
+        mode = obj.mode  # type: ignore[attr-defined]
+        if mode == _GIT_TREE:
+            dest.mkdir(parents=True, exist_ok=True)
+            for child in obj:  # type: ignore[attr-defined]
+                self._materialise(child, dest / child.name, rel, top)
+        elif mode in (_GIT_FILE, _GIT_EXEC):
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(obj.data_stream.read())  # type: ignore[attr-defined]
+        elif mode == _GIT_LINK:
+            target = obj.data_stream.read().decode("utf-8", "replace")  # type: ignore[attr-defined]
+            where = posixpath.normpath(posixpath.join(posixpath.dirname(obj.path), target))  # type: ignore[attr-defined]
+            if target.startswith("/") or not (where == top or where.startswith(top + "/")):
+                raise SourceError(f"{rel}: {obj.path} is a symlink that leaves the snapshot")  # type: ignore[attr-defined]
+            try:
+                linked = self.commit.tree / where
+            except KeyError:
+                raise SourceError(f"{rel}: {obj.path} is a dangling symlink") from None  # type: ignore[attr-defined]
+            if linked.mode == _GIT_TREE:
+                raise SourceError(f"{rel}: {obj.path} is a symlink to a directory (unsupported)")  # type: ignore[attr-defined]
+            self._materialise(linked, dest, rel, top)
+        elif mode == _GIT_SUBMODULE:
+            raise SourceError(f"{rel}: {obj.path} is a submodule (unsupported Git entry)")  # type: ignore[attr-defined]
+        else:
+            raise SourceError(f"{rel}: {obj.path} has unsupported Git mode {mode:o}")  # type: ignore[attr-defined]
