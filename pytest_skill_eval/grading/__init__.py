@@ -1,0 +1,41 @@
+"""Deterministic grading: pure functions from observed run evidence to a group's grade.
+
+    grading
+    ├── results      ExpectationResult, ComparisonResult, GradeError, GroupGrade (+ JSON)
+    ├── shapes       kind-specific validation of raw expectations (check_expectation)
+    ├── kinds        the nine expectation kinds: expected sentences and judges
+    ├── jsonvalue    strict JSON parsing, RFC 6901 pointers, JSON equality
+    ├── comparisons  baseline/candidate pairs and their transitions
+    └── group        grade_group: the total entry point
+
+Nothing here does I/O: grading reads a :class:`~pytest_skill_eval.observation.RunObservation`
+built from persisted evidence, so a stored result can be re-graded without the agent.
+See ``docs/grading.md`` for the user reference.
+"""
+
+from __future__ import annotations
+
+from .group import grade_expectation, grade_group
+from .results import (
+    EXPECTATION_STATUSES,
+    TRANSITIONS,
+    ComparisonResult,
+    ExpectationResult,
+    GradeError,
+    GroupGrade,
+)
+from .shapes import EXPECTS, KINDS, check_expectation
+
+__all__ = [
+    "EXPECTATION_STATUSES",
+    "EXPECTS",
+    "KINDS",
+    "TRANSITIONS",
+    "ComparisonResult",
+    "ExpectationResult",
+    "GradeError",
+    "GroupGrade",
+    "check_expectation",
+    "grade_expectation",
+    "grade_group",
+]

@@ -1,0 +1,110 @@
+"""JSON documents as grading sees them: strict parsing, RFC 6901 pointers, JSON equality."""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+# RFC 6901 array index: "0" or a number without leading zeros.
+_ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*")
+_MISSING = object()
+
+
+class MalformedJSON(ValueError):
+    """A workspace file's bytes are not one strict JSON text."""
+
+
+def _reject_constant(name: str) -> Any:
+    # Python accepts NaN/Infinity; RFC 8259 JSON (and every other consumer) does not.
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse_document(data: bytes) -> Any:
+    """Parse *data* as strict UTF-8 JSON or raise :class:`MalformedJSON` saying why.
+
+    A byte order mark is not accepted (``JSON.parse`` rejects it too); with duplicate
+    object keys the last one wins, as in every mainstream parser.
+    """
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise MalformedJSON(f"not UTF-8 (invalid byte at offset {exc.start})") from None
+    try:
+        return json.loads(text, parse_constant=_reject_constant)
+    except json.JSONDecodeError as exc:
+        raise MalformedJSON(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+    except ValueError as exc:
+        raise MalformedJSON(f"invalid JSON: {exc}") from None
+    except RecursionError:
+        raise MalformedJSON("nested too deeply to parse") from None
+
+
+def parse_pointer(pointer: str) -> tuple[str, ...] | None:
+    """Split an RFC 6901 pointer into unescaped reference tokens; None when it is invalid.
+
+    ``""`` is the whole document (no tokens); ``"/"`` is the key ``""``.
+    """
+    if pointer == "":
+        return ()
+    if not pointer.startswith("/"):
+        return None
+    tokens = []
+    for raw in pointer[1:].split("/"):
+        if re.search(r"~(?![01])", raw):
+            return None
+        # ~1 first, then ~0, so "~01" means "~1" and not "/" (RFC 6901 section 4).
+        tokens.append(raw.replace("~1", "/").replace("~0", "~"))
+    return tuple(tokens)
+
+
+def resolve_pointer(document: Any, tokens: tuple[str, ...]) -> tuple[bool, Any]:
+    """Return ``(True, value)`` when *tokens* identify a value in *document*, else ``(False, None)``.
+
+    On arrays only canonical indices below the length match; ``-`` (the element after
+    the last) never matches because it names a value that does not exist.
+    """
+    current = document
+    for token in tokens:
+        if isinstance(current, dict):
+            current = current.get(token, _MISSING)
+            if current is _MISSING:
+                return False, None
+        elif isinstance(current, list):
+            if not _ARRAY_INDEX.fullmatch(token) or int(token) >= len(current):
+                return False, None
+            current = current[int(token)]
+        else:
+            return False, None
+    return True, current
+
+
+def json_equal(a: Any, b: Any) -> bool:
+    """JSON value equality: numbers compare by value (``1 == 1.0``), booleans are not numbers.
+
+    Objects compare by key set and values regardless of key order; arrays by position.
+    """
+    if isinstance(a, bool) or isinstance(b, bool):
+        return isinstance(a, bool) and isinstance(b, bool) and a == b
+    if isinstance(a, (int, float)) and isinstance(b, (int, float)):
+        return a == b
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(json_equal(a[k], b[k]) for k in a)
+    if isinstance(a, list) and isinstance(b, list):
+        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b))
+    if a is None or b is None:
+        return a is None and b is None
+    if isinstance(a, str) and isinstance(b, str):
+        return a == b
+    if type(a) is not type(b):
+        return False
+    return bool(a == b)
+
+
+def show(value: Any, limit: int = 80) -> str:
+    """A short, single-line JSON rendering of *value* for messages."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"

@@ -1,0 +1,167 @@
+"""Kind-specific shape checks: exact messages, and malformed expectations become grade-errors."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from pytest_skill_eval.grading import check_expectation
+
+from .builders import expectation, grade_one, group
+
+KIND_LIST = (
+    '"skill-read", "resource-read", "path", "changed-paths", "file-text", "json", "response-text", '
+    '"tool-call", "context-text"'
+)
+WORKSPACE_PATH = 'a relative workspace path (slash-separated, without ".", ".." or empty segments)'
+
+VALID = [
+    {"kind": "skill-read", "expect": "never"},
+    {"kind": "skill-read", "expect": "on-turn", "turn": 1},
+    {"kind": "resource-read", "expect": "read", "resource": "workspace", "path": "a/b.md"},
+    {"kind": "resource-read", "expect": "not-read", "resource": "skill", "index": 1, "path": "SKILL.md", "turn": 2},
+    {"kind": "resource-read", "expect": "read", "resource": "context", "index": 0, "path": "."},
+    {"kind": "path", "expect": "exists", "path": "result.json", "turn": 2},
+    {"kind": "changed-paths", "expect": "equals", "paths": []},
+    {"kind": "changed-paths", "expect": "excludes", "paths": ["a", "b/c"]},
+    {"kind": "file-text", "expect": "equals", "path": "a", "value": ""},
+    {"kind": "json", "expect": "available", "path": "a.json"},
+    {"kind": "json", "expect": "field-equals", "path": "a.json", "pointer": "", "value": None},
+    {"kind": "json", "expect": "field-absent", "path": "a.json", "pointer": "/a~0~1/0"},
+    {"kind": "response-text", "expect": "contains", "value": "x", "turn": 3},
+    {"kind": "tool-call", "expect": "called", "tool": "write", "argumentContains": [], "argumentNotContains": ["x"]},
+    {"kind": "context-text", "expect": "contains", "value": "x", "surface": "provider-context", "request": "first"},
+    {"kind": "context-text", "expect": "equals", "value": "x", "request": 3, "comparison": "a-b-1"},
+]
+
+
+@pytest.mark.parametrize("raw", VALID, ids=[f"{r['kind']}-{r['expect']}" for r in VALID])
+def test_valid_expectations_have_no_problems(raw: dict[str, Any]) -> None:
+    raw = {"id": "e", "variant": "candidate", **raw}
+    assert check_expectation(group([raw]), expectation(raw)) == []
+
+
+BAD: list[tuple[str, dict[str, Any], dict[str, Any], list[str]]] = [
+    ("unknown-kind", {"kind": "file-exists", "expect": "x"}, {},
+     [f'/expectations/0/kind: expected one of {KIND_LIST}, found "file-exists"']),
+    ("bad-expect", {"kind": "path", "expect": "present", "path": "a"}, {},
+     ['/expectations/0/expect: expected one of "exists", "absent", found "present"']),
+    ("missing-expect", {"kind": "response-text", "value": "x"}, {},
+     ['/expectations/0/expect: expected one of "contains", "not-contains", "equals", found nothing']),
+    ("bad-variant", {"kind": "path", "expect": "exists", "path": "a", "variant": "both"}, {},
+     ['/expectations/0/variant: expected one of "baseline", "candidate", found "both"']),
+    ("bad-comparison", {"kind": "path", "expect": "exists", "path": "a", "comparison": "Bad--id"}, {},
+     ['/expectations/0/comparison: expected a comparison ID (lowercase letters, digits and single hyphens, '
+      'at most 64 characters), found "Bad--id"']),
+    ("timed-skill-read-without-turn", {"kind": "skill-read", "expect": "by-turn"}, {},
+     ['/expectations/0/turn: expected a turn number from 1 to 3 for expect "by-turn", found nothing']),
+    ("never-with-turn", {"kind": "skill-read", "expect": "never", "turn": 2}, {},
+     ['/expectations/0/turn: expected no turn with expect "never", found 2']),
+    ("turn-too-large", {"kind": "response-text", "expect": "contains", "value": "x", "turn": 4}, {},
+     ["/expectations/0/turn: expected a turn number from 1 to 3, found 4"]),
+    ("turn-zero", {"kind": "skill-read", "expect": "on-turn", "turn": 0}, {},
+     ["/expectations/0/turn: expected a turn number from 1 to 3, found 0"]),
+    ("turn-bool", {"kind": "skill-read", "expect": "on-turn", "turn": True}, {},
+     ["/expectations/0/turn: expected a turn number from 1 to 3, found true"]),
+    ("turn-string", {"kind": "skill-read", "expect": "on-turn", "turn": "1"}, {},
+     ['/expectations/0/turn: expected a turn number from 1 to 3, found "1"']),
+    ("turn-on-description-group", {"kind": "path", "expect": "exists", "path": "a", "turn": 1}, {"type": "description"},
+     ["/expectations/0/turn: expected no turn on a description group (only skill-read takes a turn there), found 1"]),
+    ("target-null", {"kind": "skill-read", "expect": "never", "variant": "baseline"}, {"baseline_target": None},
+     ['/expectations/0/variant: expected a variant with a target skill, found "baseline (its target is null)"']),
+    ("resource-missing", {"kind": "resource-read", "expect": "read", "path": "a"}, {},
+     ['/expectations/0/resource: expected one of "workspace", "skill", "context", found nothing']),
+    ("workspace-with-index", {"kind": "resource-read", "expect": "read", "resource": "workspace", "index": 0, "path": "a"},
+     {}, ['/expectations/0/index: expected no index for resource "workspace", found 0']),
+    ("skill-without-index", {"kind": "resource-read", "expect": "read", "resource": "skill", "path": "a"}, {},
+     ["/expectations/0/index: expected an index into the 2 declared skills of candidate, found nothing"]),
+    ("context-index-out-of-range", {"kind": "resource-read", "expect": "read", "resource": "context", "index": 2,
+                                    "path": "a"}, {},
+     ["/expectations/0/index: expected an index into the 2 declared context items of candidate, found 2"]),
+    ("resource-path-escapes", {"kind": "resource-read", "expect": "read", "resource": "skill", "index": 0,
+                               "path": "../x"}, {},
+     ['/expectations/0/path: expected a relative path inside the skill resource, found "../x"']),
+    ("dot-only-for-context", {"kind": "resource-read", "expect": "read", "resource": "workspace", "path": "."}, {},
+     ['/expectations/0/path: expected a relative path inside the workspace resource, found "."']),
+    ("path-absolute", {"kind": "path", "expect": "exists", "path": "/etc/passwd"}, {},
+     [f'/expectations/0/path: expected {WORKSPACE_PATH}, found "/etc/passwd"']),
+    ("path-dot-segment", {"kind": "path", "expect": "exists", "path": "./a"}, {},
+     [f'/expectations/0/path: expected {WORKSPACE_PATH}, found "./a"']),
+    ("path-empty-segment", {"kind": "path", "expect": "exists", "path": "a//b"}, {},
+     [f'/expectations/0/path: expected {WORKSPACE_PATH}, found "a//b"']),
+    ("path-empty", {"kind": "path", "expect": "exists", "path": ""}, {},
+     [f'/expectations/0/path: expected {WORKSPACE_PATH}, found ""']),
+    ("path-missing", {"kind": "path", "expect": "exists"}, {},
+     [f"/expectations/0/path: expected {WORKSPACE_PATH}, found nothing"]),
+    ("paths-not-array", {"kind": "changed-paths", "expect": "equals", "paths": "a"}, {},
+     ['/expectations/0/paths: expected an array of relative workspace paths, found "a"']),
+    ("paths-duplicate-and-bad", {"kind": "changed-paths", "expect": "excludes", "paths": ["a", 3, "a"]}, {},
+     [f"/expectations/0/paths/1: expected {WORKSPACE_PATH}, found 3",
+      '/expectations/0/paths/2: expected a path not listed before, found "a"']),
+    ("file-text-value-missing", {"kind": "file-text", "expect": "contains", "path": "a"}, {},
+     ["/expectations/0/value: expected a string, found nothing"]),
+    ("file-text-value-number", {"kind": "file-text", "expect": "contains", "path": "a", "value": 3}, {},
+     ["/expectations/0/value: expected a string, found 3"]),
+    ("json-pointer-missing", {"kind": "json", "expect": "field-present", "path": "a"}, {},
+     ['/expectations/0/pointer: expected a JSON Pointer ("" or starting with "/", with "~" only as ~0 or ~1), '
+      "found nothing"]),
+    ("json-pointer-no-slash", {"kind": "json", "expect": "field-absent", "path": "a", "pointer": "a"}, {},
+     ['/expectations/0/pointer: expected a JSON Pointer ("" or starting with "/", with "~" only as ~0 or ~1), '
+      'found "a"']),
+    ("json-pointer-bad-escape", {"kind": "json", "expect": "field-absent", "path": "a", "pointer": "/a~2"}, {},
+     ['/expectations/0/pointer: expected a JSON Pointer ("" or starting with "/", with "~" only as ~0 or ~1), '
+      'found "/a~2"']),
+    ("json-pointer-forbidden", {"kind": "json", "expect": "valid", "path": "a", "pointer": "/a"}, {},
+     ['/expectations/0/pointer: expected no pointer with expect "valid", found "/a"']),
+    ("json-value-missing", {"kind": "json", "expect": "field-equals", "path": "a", "pointer": "/a"}, {},
+     ["/expectations/0/value: expected a JSON value to compare with (null is allowed), found nothing"]),
+    ("json-value-forbidden", {"kind": "json", "expect": "field-present", "path": "a", "pointer": "/a", "value": 1}, {},
+     ['/expectations/0/value: expected no value with expect "field-present", found 1']),
+    ("response-value-missing", {"kind": "response-text", "expect": "equals"}, {},
+     ["/expectations/0/value: expected a string, found nothing"]),
+    ("tool-missing", {"kind": "tool-call", "expect": "called"}, {},
+     ["/expectations/0/tool: expected a tool name, found nothing"]),
+    ("tool-empty", {"kind": "tool-call", "expect": "called", "tool": ""}, {},
+     ['/expectations/0/tool: expected a tool name, found ""']),
+    ("argument-filter-not-array", {"kind": "tool-call", "expect": "called", "tool": "write", "argumentContains": "x"},
+     {}, ['/expectations/0/argumentContains: expected an array of strings, found "x"']),
+    ("argument-filter-item", {"kind": "tool-call", "expect": "called", "tool": "write", "argumentNotContains": [1]},
+     {}, ["/expectations/0/argumentNotContains/0: expected a string, found 1"]),
+    ("surface-bad", {"kind": "context-text", "expect": "contains", "value": "x", "surface": "prompt"}, {},
+     ['/expectations/0/surface: expected one of "system-prompt", "provider-context", found "prompt"']),
+    ("request-zero", {"kind": "context-text", "expect": "contains", "value": "x", "request": 0}, {},
+     ['/expectations/0/request: expected "first", "last" or a positive request number, found 0']),
+    ("request-word", {"kind": "context-text", "expect": "contains", "value": "x", "request": "middle"}, {},
+     ['/expectations/0/request: expected "first", "last" or a positive request number, found "middle"']),
+    ("unknown-field", {"kind": "path", "expect": "exists", "path": "a", "value": "x"}, {},
+     ["/expectations/0/value: expected no such field on a path expectation (its fields: comparison, expect, id, "
+      'kind, path, turn, variant), found "x"']),
+    ("unknown-field-escaped", {"kind": "skill-read", "expect": "never", "a/b": 1}, {},
+     ["/expectations/0/a~1b: expected no such field on a skill-read expectation (its fields: comparison, expect, "
+      "id, kind, turn, variant), found 1"]),
+    ("several-problems-in-order", {"kind": "tool-call", "expect": "calls", "turn": 9, "argumentContains": [2]}, {},
+     ['/expectations/0/expect: expected one of "called", "succeeded", "failed", "not-called", found "calls"',
+      "/expectations/0/turn: expected a turn number from 1 to 3, found 9",
+      "/expectations/0/tool: expected a tool name, found nothing",
+      "/expectations/0/argumentContains/0: expected a string, found 2"]),
+]
+
+
+@pytest.mark.parametrize(("raw", "options", "messages"), [b[1:] for b in BAD], ids=[b[0] for b in BAD])
+def test_malformed_expectation_messages(raw: dict[str, Any], options: dict[str, Any], messages: list[str]) -> None:
+    raw = {"id": "e", "variant": "candidate", **raw}
+    assert check_expectation(group([raw], **options), expectation(raw)) == messages
+    result = grade_one(raw, **options)
+    assert result.status == "grade-error"
+    assert result.error == "; ".join(messages)
+    assert result.observed == "not judged: the expectation is malformed"
+
+
+def test_non_object_expectation() -> None:
+    assert check_expectation(group(), expectation(["x"], 3)) == ['/expectations/3: expected an expectation object, found ["x"]']
+
+
+def test_malformed_expectation_is_grade_error_even_when_its_variant_did_not_run() -> None:
+    result = grade_one({"kind": "path", "expect": "exists"}, obs=None)
+    assert result.status == "grade-error"
