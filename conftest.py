@@ -1,0 +1,3 @@
+"""Repository-level pytest configuration for the project's own test suite."""
+
+pytest_plugins = ["pytester"]
