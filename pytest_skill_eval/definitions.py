@@ -1,31 +1,138 @@
 """Schema-version-1 group and suite definitions, loaded into frozen dataclasses.
 
-Loading validates common structure (JSON Schema files under ``schemas/``) and the
-cross-field rules; kind-specific expectation fields are kept raw and checked at
-grade time, as the spec requires.
+Loading happens in three layers, every problem of a file reported at once:
+
+1. **structure**: the JSON Schema files shipped under ``schemas/`` (draft 2020-12),
+   whose errors are rewritten into this package's own ``expected …, found …`` text;
+2. **cross-field rules** JSON Schema cannot word clearly (pure, :func:`check_group_document`
+   and :func:`check_suite_document`): lexical path containment, target and turn ranges,
+   tools per group type, the environment-name policy, unique ids;
+3. **canonical containment** (file system): symlinks may not lead declared
+   working-tree paths, suite group references or the definition file out of the root.
+
+Kind-specific expectation fields are kept raw and checked at grade time, as the spec
+requires: a malformed expectation becomes ``grade-error`` evidence, not a load error.
 """
 
 from __future__ import annotations
 
+import dataclasses
+import difflib
+import functools
 import json
+import os
+import posixpath
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, NoReturn
 
-from .errors import DefinitionError, Problem
+import jsonschema
+
+from .errors import DefinitionError, PathEscapeError, Problem, SkillEvalError
+from .paths import check_relative, contain_path
+
+__all__ = [
+    "BODY_TOOLS",
+    "DESCRIPTION_TOOLS",
+    "RESERVED_ENVIRONMENT_NAMES",
+    "RESERVED_ENVIRONMENT_PREFIXES",
+    "SECRET_NAME_MARKERS",
+    "UNSUPPORTED_TOOLS",
+    "VARIANTS",
+    "ExtensionBundle",
+    "Expectation",
+    "Group",
+    "GroupRef",
+    "ModelSpec",
+    "Runtime",
+    "RuntimeEnvironment",
+    "SelectionError",
+    "Source",
+    "Suite",
+    "Variant",
+    "check_group_document",
+    "check_group_selection",
+    "check_suite_document",
+    "check_suite_group_ids",
+    "definition_kind",
+    "load_definition",
+    "load_group",
+    "load_suite",
+    "load_suite_groups",
+    "read_document",
+    "select_group",
+    "select_variants",
+]
 
 VariantName = Literal["baseline", "candidate"]
 VARIANTS: tuple[VariantName, VariantName] = ("baseline", "candidate")
 
+#: Built-in tools a description group may grant (or none at all).
+DESCRIPTION_TOOLS: tuple[str, ...] = ("read",)
+#: Built-in tools a body group may grant; custom names need a runtime extension bundle.
+BODY_TOOLS: tuple[str, ...] = ("read", "write", "edit")
+#: Native pi tools that escape the path guard, so no group may grant them.
+UNSUPPORTED_TOOLS: tuple[str, ...] = ("bash", "powershell", "grep", "find", "ls")
+
+#: Environment names the evaluator owns (launch control, loaders, the isolated home and
+#: temp dirs). Compared case-insensitively; rejected in ``literal`` and ``inherit``.
+RESERVED_ENVIRONMENT_NAMES: frozenset[str] = frozenset(
+    {
+        "PATH",
+        "HOME",
+        "USERPROFILE",
+        "TMPDIR",
+        "TMP",
+        "TEMP",
+        "SHELL",
+        "BASH_ENV",
+        "ENV",
+        "NODE_OPTIONS",
+        "NODE_PATH",
+        "PYTHONPATH",
+        "PYTHONHOME",
+        "PYTHONSTARTUP",
+        "XDG_CONFIG_HOME",
+        "XDG_DATA_HOME",
+        "XDG_CACHE_HOME",
+        "XDG_STATE_HOME",
+    }
+)
+#: Name prefixes the evaluator owns: the dynamic loaders and pi's own ``PI_*`` settings
+#: (``PI_CODING_AGENT_DIR`` points pi at the private agent dir).
+RESERVED_ENVIRONMENT_PREFIXES: tuple[str, ...] = ("LD_", "DYLD_", "PI_")
+#: Substrings that mark a name as secret-like (case-insensitive). Literal values are
+#: recorded in evidence, so such names must come through ``inherit`` instead.
+SECRET_NAME_MARKERS: tuple[str, ...] = (
+    "KEY",
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "CREDENTIAL",
+    "AUTH",
+    "PRIVATE",
+)
+
+
+class SelectionError(SkillEvalError):
+    """A group or variant selector names nothing, or does not apply to the definition."""
+
 
 @dataclass(frozen=True, slots=True)
 class Source:
+    """Where a variant's skills and context come from: the working tree or one Git ref."""
+
     kind: Literal["working-tree", "git"]
     ref: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Variant:
+    """One side of the comparison: ordered skills, the target index and ordered context."""
+
     name: VariantName
     source: Source
     skills: tuple[str, ...]
@@ -49,6 +156,8 @@ class Expectation:
 
 @dataclass(frozen=True, slots=True)
 class ModelSpec:
+    """A ``provider/model`` name and optional thinking level."""
+
     model: str
     thinking: str | None = None
 
@@ -63,18 +172,24 @@ class ModelSpec:
 
 @dataclass(frozen=True, slots=True)
 class ExtensionBundle:
+    """An extension entry file and the directories copied with it."""
+
     entry: str
     resources: tuple[str, ...]
 
 
 @dataclass(frozen=True, slots=True)
 class RuntimeEnvironment:
+    """Recorded literal variables (sorted by name) and names inherited unrecorded."""
+
     literal: tuple[tuple[str, str], ...] = ()
     inherit: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
 class Runtime:
+    """The host profile shared by both variants; the default is a plain ``pi`` host."""
+
     host: Literal["pi", "piflow"] = "pi"
     session: bool = False
     extensions: tuple[ExtensionBundle, ...] = ()
@@ -83,6 +198,8 @@ class Runtime:
 
 @dataclass(frozen=True, slots=True)
 class Group:
+    """A loaded, validated group definition; declared paths are kept as written."""
+
     path: Path
     id: str
     type: Literal["description", "body"]
@@ -97,6 +214,8 @@ class Group:
     model: ModelSpec | None
     runtime: Runtime
     raw: dict[str, Any] = field(compare=False, hash=False)
+    #: Whether the definition declared ``runtime`` (``runtime`` holds defaults when not).
+    runtime_declared: bool = False
 
     def variant(self, name: VariantName) -> Variant:
         return self.baseline if name == "baseline" else self.candidate
@@ -104,61 +223,697 @@ class Group:
 
 @dataclass(frozen=True, slots=True)
 class GroupRef:
-    """One entry of a suite's ``groups``: its one-based position and resolved file."""
+    """One entry of a suite's ``groups``: its one-based position and resolved file.
+
+    ``path`` is the definition root joined with the normalized root-relative path;
+    ``group_id`` is known once the group was loaded (see :func:`load_suite_groups`).
+    """
 
     position: int
     ref: str
     path: Path
+    group_id: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
 class Suite:
+    """A loaded suite: its id and ordered group references."""
+
     path: Path
     id: str
     groups: tuple[GroupRef, ...]
 
 
+# --------------------------------------------------------------------------- reading
+
+
 def read_document(path: Path) -> dict[str, Any]:
-    """Read one JSON object from *path* or raise DefinitionError naming the file."""
+    """Read one strict JSON object from *path* or raise DefinitionError naming the file.
+
+    Strict means: UTF-8, no duplicate field names, no ``NaN``/``Infinity``.
+    """
     try:
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise DefinitionError(str(path), [Problem("", f"cannot read file: {exc}")]) from None
+    except UnicodeDecodeError as exc:
+        raise DefinitionError(
+            str(path), [Problem("", f"expected UTF-8 text, found byte 0x{exc.object[exc.start]:02x} at offset {exc.start}")]
+        ) from None
+    except OSError as exc:
+        raise DefinitionError(str(path), [Problem("", f"expected a readable file, found an OS error: {exc.strerror or exc}")]) from None
+    return parse_document(str(path), text)
+
+
+def parse_document(file: str, text: str) -> dict[str, Any]:
+    """Parse definition *text* (named *file* in errors) into one JSON object."""
+    duplicates: list[tuple[dict[str, Any], list[str]]] = []
+
+    def collect_pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+        obj: dict[str, Any] = {}
+        repeated: list[str] = []
+        for key, value in pairs:
+            if key in obj and key not in repeated:
+                repeated.append(key)
+            obj[key] = value
+        if repeated:
+            duplicates.append((obj, repeated))
+        return obj
+
+    def reject_constant(name: str) -> NoReturn:
+        raise _NonStandardConstant(name)
+
     try:
-        doc = json.loads(text)
+        doc = json.loads(text, object_pairs_hook=collect_pairs, parse_constant=reject_constant)
     except json.JSONDecodeError as exc:
         raise DefinitionError(
-            str(path), [Problem("", f"expected JSON, found invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")]
+            file, [Problem("", f"expected JSON, found invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")]
         ) from None
+    except _NonStandardConstant as exc:
+        raise DefinitionError(file, [Problem("", f"expected standard JSON, found the non-standard constant {exc}")]) from None
+    except (ValueError, RecursionError) as exc:
+        # int() digit limits and nesting too deep for the parser land here.
+        reason = "nesting too deep to parse" if isinstance(exc, RecursionError) else str(exc)
+        raise DefinitionError(file, [Problem("", f"expected JSON this loader can read, found {reason}")]) from None
+    if duplicates:
+        where = _object_pointers(doc)
+        raise DefinitionError(
+            file,
+            [
+                Problem(f"{where.get(id(obj), '')}/{_escape(key)}", f"expected each field name once, found {_quote(key)} more than once")
+                for obj, keys in duplicates
+                for key in keys
+            ],
+        )
     if not isinstance(doc, dict):
-        raise DefinitionError(str(path), [Problem("", f"expected an object, found {type(doc).__name__}")])
+        raise DefinitionError(file, [Problem("", f"expected a JSON object, found {_describe(doc)}")])
     return doc
+
+
+class _NonStandardConstant(ValueError):
+    pass
+
+
+def _object_pointers(doc: Any) -> dict[int, str]:
+    """Map ``id()`` of every object in *doc* to its JSON pointer (iteratively: no recursion limit)."""
+    found: dict[int, str] = {}
+    stack: list[tuple[Any, str]] = [(doc, "")]
+    while stack:
+        node, pointer = stack.pop()
+        if isinstance(node, dict):
+            found[id(node)] = pointer
+            stack.extend((value, f"{pointer}/{_escape(key)}") for key, value in node.items())
+        elif isinstance(node, list):
+            stack.extend((value, f"{pointer}/{index}") for index, value in enumerate(node))
+    return found
 
 
 def definition_kind(path: Path) -> str | None:
     """Return ``"group"``/``"suite"`` if *path* looks like a definition, else None (not ours)."""
     try:
         doc = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError):
+    except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return None
     if isinstance(doc, dict) and doc.get("kind") in ("group", "suite") and "schema_version" in doc:
         return str(doc["kind"])
     return None
 
 
+# --------------------------------------------------------------------------- loading
+
+
 def load_group(path: Path, root: Path) -> Group:
     """Load and validate one group definition file; *root* is the definition root."""
-    doc = read_document(path)
-    return _build_group(path, doc)
+    _check_file_contained(path, root)
+    return _group_from_document(path, read_document(path), root)
 
 
 def load_suite(path: Path, root: Path) -> Suite:
-    """Load and validate one suite file; group refs are resolved from the suite's directory."""
+    """Load and validate one suite file; group refs are resolved from the suite's directory.
+
+    Each reference must stay inside *root* lexically and canonically and name an
+    existing file; the groups themselves are loaded by :func:`load_suite_groups`.
+    """
+    _check_file_contained(path, root)
+    return _suite_from_document(path, read_document(path), root)
+
+
+def load_definition(path: Path, root: Path) -> Group | Suite:
+    """Load a group or a suite, whichever ``kind`` the file declares."""
+    _check_file_contained(path, root)
     doc = read_document(path)
-    refs = tuple(
-        GroupRef(position=i + 1, ref=ref, path=(path.parent / ref)) for i, ref in enumerate(doc["groups"])
+    kind = doc.get("kind")
+    if kind == "group":
+        return _group_from_document(path, doc, root)
+    if kind == "suite":
+        return _suite_from_document(path, doc, root)
+    found = f"no {_quote('kind')} field" if "kind" not in doc else _describe(kind)
+    raise DefinitionError(str(path), [Problem("/kind", f'expected one of "group", "suite", found {found}')])
+
+
+def load_suite_groups(suite: Suite, root: Path) -> tuple[Suite, tuple[Group, ...]]:
+    """Load every group of *suite* in order and check their ids are unique.
+
+    Returns the suite with each ``GroupRef.group_id`` filled in, and the groups.
+    Raises DefinitionError for the first invalid group file, then for the suite.
+    """
+    groups = tuple(load_group(ref.path, root) for ref in suite.groups)
+    check_suite_group_ids(suite, groups)
+    refs = tuple(dataclasses.replace(ref, group_id=group.id) for ref, group in zip(suite.groups, groups))
+    return dataclasses.replace(suite, groups=refs), groups
+
+
+def check_suite_group_ids(suite: Suite, groups: Sequence[Group]) -> None:
+    """Raise DefinitionError (for the suite file) when two of its groups share an id."""
+    first: dict[str, GroupRef] = {}
+    problems: list[Problem] = []
+    for ref, group in zip(suite.groups, groups):
+        earlier = first.setdefault(group.id, ref)
+        if earlier is not ref:
+            problems.append(
+                Problem(
+                    f"/groups/{ref.position - 1}",
+                    f"expected a group whose id no earlier group uses, found id {_quote(group.id)} again "
+                    f"(first in {_quote(earlier.ref)} at /groups/{earlier.position - 1})",
+                )
+            )
+    if problems:
+        raise DefinitionError(str(suite.path), problems)
+
+
+def _check_file_contained(path: Path, root: Path) -> None:
+    try:
+        contain_path(root, path)
+    except PathEscapeError as exc:
+        raise DefinitionError(str(path), [Problem("", str(exc))]) from None
+
+
+def _group_from_document(path: Path, doc: dict[str, Any], root: Path) -> Group:
+    problems = check_group_document(doc)
+    problems.extend(_group_containment_problems(doc, root))
+    if problems:
+        raise DefinitionError(str(path), problems)
+    return _build_group(path, doc)
+
+
+def _suite_from_document(path: Path, doc: dict[str, Any], root: Path) -> Suite:
+    real_root = os.path.realpath(root)
+    # Directory links are resolved so ".." in a reference means what the OS means.
+    base = os.path.relpath(os.path.realpath(path.parent), real_root).replace(os.sep, "/")
+    base = "" if base == "." else base
+    problems = check_suite_document(doc, base)
+    groups = doc.get("groups")
+    refs: list[GroupRef] = []
+    for index, ref in enumerate(groups if isinstance(groups, list) else []):
+        if not isinstance(ref, str) or ref == "" or check_relative(ref, base) is not None:
+            continue  # already reported
+        group_path = root / posixpath.normpath(posixpath.join(base, ref))
+        refs.append(GroupRef(position=index + 1, ref=ref, path=group_path))
+        try:
+            contain_path(root, group_path, shown=ref)
+        except PathEscapeError as exc:
+            problems.append(Problem(f"/groups/{index}", str(exc)))
+            continue
+        if not group_path.is_file():
+            problems.append(
+                Problem(f"/groups/{index}", f"expected an existing group definition file, found {_quote(ref)} naming none")
+            )
+    if problems:
+        raise DefinitionError(str(path), problems)
+    return Suite(path=path, id=doc["id"], groups=tuple(refs))
+
+
+def _group_containment_problems(doc: dict[str, Any], root: Path) -> list[Problem]:
+    """Canonical checks of the working-tree paths a group declares (touches the file system).
+
+    Git-sourced skills and context are skipped: they may exist only in a commit, and
+    the snapshot step checks Git entries itself. Lexically invalid paths are skipped
+    because :func:`check_group_document` already reported them.
+    """
+    problems: list[Problem] = []
+    for pointer, text in _working_tree_paths(doc):
+        if check_relative(text) is not None:
+            continue
+        try:
+            contain_path(root, root / posixpath.normpath(text), shown=text)
+        except PathEscapeError as exc:
+            problems.append(Problem(pointer, str(exc)))
+    return problems
+
+
+def _working_tree_paths(doc: dict[str, Any]) -> Iterator[tuple[str, str]]:
+    fixture = doc.get("fixture")
+    if isinstance(fixture, str):
+        yield "/fixture", fixture
+    variants = doc.get("variants")
+    for name in VARIANTS:
+        variant = variants.get(name) if isinstance(variants, dict) else None
+        if not isinstance(variant, dict):
+            continue
+        source = variant.get("source")
+        if not (isinstance(source, dict) and source.get("kind") == "working-tree"):
+            continue
+        for key in ("skills", "context"):
+            yield from _strings_at(variant.get(key), f"/variants/{name}/{key}")
+    for index, bundle in _bundles(doc):
+        if isinstance(bundle.get("entry"), str):
+            yield f"/runtime/extensions/{index}/entry", bundle["entry"]
+        yield from _strings_at(bundle.get("resources"), f"/runtime/extensions/{index}/resources")
+
+
+# --------------------------------------------------------------------------- pure checks
+
+
+def check_group_document(doc: dict[str, Any]) -> list[Problem]:
+    """Every structural and cross-field problem of a group document (pure; no file system)."""
+    problems = _schema_problems(_validator("group"), doc)
+    problems.extend(_input_problems(doc))
+    problems.extend(_group_path_problems(doc))
+    problems.extend(_target_problems(doc))
+    problems.extend(_tool_problems(doc))
+    problems.extend(_expectation_problems(doc))
+    problems.extend(_environment_problems(doc))
+    return _unique(problems)
+
+
+def check_suite_document(doc: dict[str, Any], base: str = "") -> list[Problem]:
+    """Every structural and lexical problem of a suite document (pure).
+
+    *base* is the suite's directory relative to the definition root; group references
+    resolve from it and must stay inside the root.
+    """
+    problems = _schema_problems(_validator("suite"), doc)
+    groups = doc.get("groups")
+    if isinstance(groups, list):
+        seen: dict[str, int] = {}
+        for index, ref in enumerate(groups):
+            if not isinstance(ref, str) or ref == "":
+                continue
+            problem = check_relative(ref, base)
+            if problem is not None:
+                problems.append(Problem(f"/groups/{index}", problem))
+                continue
+            normal = posixpath.normpath(posixpath.join(base, ref))
+            earlier = seen.setdefault(normal, index)
+            # Identical texts are uniqueItems' business; this catches "a.json" vs "./a.json".
+            if earlier != index and groups[earlier] != ref:
+                problems.append(
+                    Problem(
+                        f"/groups/{index}",
+                        f"expected each group file once, found {_quote(ref)} naming the same file as /groups/{earlier}",
+                    )
+                )
+    return _unique(problems)
+
+
+def _input_problems(doc: dict[str, Any]) -> list[Problem]:
+    inp = doc.get("input")
+    if not isinstance(inp, dict):
+        return []
+    present = [key for key in ("prompt", "turns") if key in inp]
+    if len(present) == 1:
+        return []
+    found = "neither" if not present else 'both "prompt" and "turns"'
+    return [Problem("/input", f'expected exactly one of "prompt" or "turns", found {found}')]
+
+
+def _group_path_problems(doc: dict[str, Any]) -> list[Problem]:
+    declared: list[tuple[str, Any]] = [("/fixture", doc.get("fixture"))]
+    variants = doc.get("variants")
+    for name in VARIANTS:
+        variant = variants.get(name) if isinstance(variants, dict) else None
+        if isinstance(variant, dict):
+            for key in ("skills", "context"):
+                declared.extend(_strings_at(variant.get(key), f"/variants/{name}/{key}"))
+    for index, bundle in _bundles(doc):
+        declared.append((f"/runtime/extensions/{index}/entry", bundle.get("entry")))
+        declared.extend(_strings_at(bundle.get("resources"), f"/runtime/extensions/{index}/resources"))
+    problems = []
+    for pointer, text in declared:
+        # Empty strings and non-strings are the schema's to report.
+        if isinstance(text, str) and text:
+            problem = check_relative(text)
+            if problem is not None:
+                problems.append(Problem(pointer, problem))
+    return problems
+
+
+def _target_problems(doc: dict[str, Any]) -> list[Problem]:
+    variants = doc.get("variants")
+    if not isinstance(variants, dict):
+        return []
+    problems = []
+    for name in VARIANTS:
+        variant = variants.get(name)
+        if not isinstance(variant, dict) or "target" not in variant:
+            continue
+        skills = variant.get("skills")
+        target = variant["target"]
+        index = _as_int(target)
+        if not isinstance(skills, list) or (target is not None and index is None):
+            continue
+        count = len(skills)
+        pointer = f"/variants/{name}/target"
+        may_be_null = name == "baseline" or (count == 0 and "runtime" in doc)
+        if target is None and not may_be_null:
+            why = (
+                "a candidate that declares skills must identify its target"
+                if count
+                else 'only a candidate of a group with a "runtime" profile may have no target'
+            )
+            problems.append(Problem(pointer, f"expected {_index_range(count, False)} ({why}), found null"))
+        elif index is not None and index >= count:
+            problems.append(Problem(pointer, f"expected {_index_range(count, may_be_null)}, found {index}"))
+    return problems
+
+
+def _index_range(count: int, nullable: bool) -> str:
+    if count == 0:
+        return 'null ("skills" is empty)' if nullable else 'an index into "skills", which is empty'
+    indexes = "index 0" if count == 1 else f"an index from 0 to {count - 1}"
+    return f'{"null or " if nullable else ""}{indexes} into "skills"'
+
+
+def _tool_problems(doc: dict[str, Any]) -> list[Problem]:
+    tools = doc.get("tools")
+    if not isinstance(tools, list):
+        return []
+    group_type = doc.get("type")
+    runtime = doc.get("runtime")
+    extensions = runtime.get("extensions") if isinstance(runtime, dict) else None
+    # Any declared bundle counts, even a malformed one the schema already reported,
+    # so one mistake does not also flag every custom tool.
+    has_bundle = isinstance(extensions, list) and len(extensions) > 0
+    if group_type == "description":
+        allowed, expected = set(DESCRIPTION_TOOLS), '"read" (description groups allow no tools or only "read")'
+    elif group_type == "body":
+        allowed = set(BODY_TOOLS)
+        names = _join_quoted(BODY_TOOLS)
+        expected = (
+            f"one of {names} or a custom tool of a declared extension bundle"
+            if has_bundle
+            else f"one of {names} (custom tools need a runtime extension bundle)"
+        )
+    else:
+        # Unknown type: the schema reports it; only the type-independent rule applies.
+        allowed, expected = None, "a supported tool"
+    problems = []
+    for index, tool in enumerate(tools):
+        if not isinstance(tool, str) or tool == "":
+            continue
+        if tool in UNSUPPORTED_TOOLS:
+            problems.append(Problem(f"/tools/{index}", f"expected {expected}, found {_quote(tool)} (native {_quote(tool)} is unsupported)"))
+        elif allowed is not None and tool not in allowed and not (group_type == "body" and has_bundle):
+            problems.append(Problem(f"/tools/{index}", f"expected {expected}, found {_quote(tool)}"))
+    return problems
+
+
+def _expectation_problems(doc: dict[str, Any]) -> list[Problem]:
+    expectations = doc.get("expectations")
+    if not isinstance(expectations, list):
+        return []
+    turn_count = _turn_count(doc.get("input"))
+    first: dict[str, int] = {}
+    problems = []
+    for index, expectation in enumerate(expectations):
+        if not isinstance(expectation, dict):
+            continue
+        ident = expectation.get("id")
+        if isinstance(ident, str):
+            earlier = first.setdefault(ident, index)
+            if earlier != index:
+                problems.append(
+                    Problem(
+                        f"/expectations/{index}/id",
+                        f"expected an id no earlier expectation uses, found {_quote(ident)} again (first at /expectations/{earlier})",
+                    )
+                )
+        turn = _as_int(expectation.get("turn"))
+        if turn is not None and turn_count is not None and turn > turn_count:
+            expected = "turn 1 (the input has one turn)" if turn_count == 1 else f"a turn from 1 to {turn_count}"
+            problems.append(Problem(f"/expectations/{index}/turn", f"expected {expected}, found {turn}"))
+    return problems
+
+
+def _turn_count(inp: Any) -> int | None:
+    if not isinstance(inp, dict) or ("prompt" in inp) == ("turns" in inp):
+        return None
+    if isinstance(inp.get("prompt"), str):
+        return 1
+    turns = inp.get("turns")
+    return len(turns) if isinstance(turns, list) and turns else None
+
+
+def _environment_problems(doc: dict[str, Any]) -> list[Problem]:
+    runtime = doc.get("runtime")
+    environment = runtime.get("environment") if isinstance(runtime, dict) else None
+    if not isinstance(environment, dict):
+        return []
+    problems = []
+    literal = environment.get("literal")
+    literal_names = {name.upper() for name in literal} if isinstance(literal, dict) else set()
+    if isinstance(literal, dict):
+        for name in literal:
+            pointer = f"/runtime/environment/literal/{_escape(name)}"
+            reserved = _reserved_reason(name)
+            if reserved is not None:
+                problems.append(Problem(pointer, reserved))
+                continue
+            marker = next((m for m in SECRET_NAME_MARKERS if m in name.upper()), None)
+            if marker is not None and _is_environment_name(name):
+                problems.append(
+                    Problem(
+                        pointer,
+                        "expected a non-secret name (literal values are recorded in evidence; pass secrets with "
+                        f'"inherit"), found {_quote(name)} containing {_quote(marker)}',
+                    )
+                )
+    inherit = environment.get("inherit")
+    if isinstance(inherit, list):
+        for index, name in enumerate(inherit):
+            if not isinstance(name, str):
+                continue
+            pointer = f"/runtime/environment/inherit/{index}"
+            reserved = _reserved_reason(name)
+            if reserved is not None:
+                problems.append(Problem(pointer, reserved))
+            elif name.upper() in literal_names and _is_environment_name(name):
+                problems.append(Problem(pointer, f'expected a name not also set in "literal", found {_quote(name)}'))
+    return problems
+
+
+def _reserved_reason(name: str) -> str | None:
+    if not _is_environment_name(name):
+        return None  # the schema's pattern reports it
+    upper = name.upper()
+    if upper in RESERVED_ENVIRONMENT_NAMES or upper.startswith(RESERVED_ENVIRONMENT_PREFIXES):
+        return f"expected a name the evaluator does not control, found {_quote(name)} (a launch-control or loader variable)"
+    return None
+
+
+def _is_environment_name(name: str) -> bool:
+    return bool(name) and (name[0].isascii() and (name[0].isalpha() or name[0] == "_")) and all(
+        c.isascii() and (c.isalnum() or c == "_") for c in name
     )
-    return Suite(path=path, id=doc["id"], groups=refs)
+
+
+def _bundles(doc: dict[str, Any]) -> Iterator[tuple[int, dict[str, Any]]]:
+    runtime = doc.get("runtime")
+    extensions = runtime.get("extensions") if isinstance(runtime, dict) else None
+    if isinstance(extensions, list):
+        for index, bundle in enumerate(extensions):
+            if isinstance(bundle, dict):
+                yield index, bundle
+
+
+def _strings_at(value: Any, pointer: str) -> Iterator[tuple[str, str]]:
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            if isinstance(item, str):
+                yield f"{pointer}/{index}", item
+
+
+def _as_int(value: Any) -> int | None:
+    """An integer as JSON Schema counts them (``2`` and ``2.0``), never a boolean."""
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
+
+
+# --------------------------------------------------------------------------- schema errors
+
+
+@functools.cache
+def _schema(name: str) -> dict[str, Any]:
+    text = resources.files(__package__).joinpath("schemas", f"{name}.schema.json").read_text(encoding="utf-8")
+    schema: dict[str, Any] = json.loads(text)
+    return schema
+
+
+@functools.cache
+def _validator(name: str) -> jsonschema.Draft202012Validator:
+    return jsonschema.Draft202012Validator(_schema(name))
+
+
+def _schema_problems(validator: jsonschema.Draft202012Validator, doc: Any) -> list[Problem]:
+    problems: list[Problem] = []
+    for error in validator.iter_errors(doc):
+        problems.extend(_translate(error))
+    return problems
+
+
+_TYPE_WORDS = {
+    "object": "an object",
+    "array": "an array",
+    "string": "a string",
+    "integer": "an integer",
+    "number": "a number",
+    "boolean": "true or false",
+    "null": "null",
+}
+
+
+def _translate(error: jsonschema.ValidationError) -> Iterable[Problem]:
+    """Rewrite one jsonschema error into this package's ``expected …, found …`` problems."""
+    pointer = "".join(f"/{_escape(str(part))}" for part in error.absolute_path)
+    schema = error.schema if isinstance(error.schema, dict) else {}
+    keyword = error.validator
+    instance = error.instance
+    if keyword == "required":
+        properties = schema.get("properties", {})
+        return [
+            Problem(f"{pointer}/{_escape(key)}", f"expected {_expected(properties.get(key, {}))}, found no {_quote(key)} field")
+            for key in error.validator_value
+            if key not in instance
+        ]
+    if keyword == "additionalProperties":
+        known = list(schema.get("properties", {}))
+        fields = f"only the field {_quote(known[0])}" if len(known) == 1 else f"one of the fields {_join_quoted(known)}"
+        return [
+            Problem(f"{pointer}/{_escape(key)}", f"expected {fields}, found unknown field {_quote(key)}{_suggest(key, known)}")
+            for key in instance
+            if key not in known
+        ]
+    if keyword == "uniqueItems":
+        seen: dict[str, int] = {}
+        problems = []
+        for index, item in enumerate(instance):
+            earlier = seen.setdefault(json.dumps(item, sort_keys=True), index)
+            if earlier != index:
+                problems.append(
+                    Problem(f"{pointer}/{index}", f"expected each item once, found {_describe(item)} again (first at {pointer}/{earlier})")
+                )
+        return problems
+    if keyword == "oneOf" and "oneOf" in schema.get("x-checked-by-loader", ()):
+        return []  # a loader check words this one (see _input_problems)
+    if "propertyNames" in error.relative_schema_path:
+        # jsonschema locates a bad property name at its parent object.
+        pointer = f"{pointer}/{_escape(str(instance))}"
+    found = _describe(instance)
+    if keyword == "maxLength" and isinstance(instance, str) and len(instance) <= _SHOWN_CHARACTERS:
+        found = f"{found} ({len(instance)} characters)"
+    if keyword == "enum":
+        reserved = schema.get("x-reserved", {})
+        note = f" ({reserved[instance]})" if isinstance(instance, str) and instance in reserved else ""
+        return [Problem(pointer, f"expected {_one_of(error.validator_value)}, found {found}{note}")]
+    if keyword == "const":
+        return [Problem(pointer, f"expected {_json(error.validator_value)}, found {found}")]
+    return [Problem(pointer, f"expected {_expected(schema)}, found {found}")]
+
+
+def _expected(schema: Any) -> str:
+    """How a message names what *schema* accepts, following local ``$ref``s."""
+    for _ in range(8):
+        if not isinstance(schema, dict):
+            break
+        if "x-expected" in schema:
+            return str(schema["x-expected"])
+        if "enum" in schema:
+            return _one_of(schema["enum"])
+        if "const" in schema:
+            return _json(schema["const"])
+        ref = schema.get("$ref")
+        if not (isinstance(ref, str) and ref.startswith("#/$defs/")):
+            break
+        schema = _find_definition(ref.removeprefix("#/$defs/"))
+    if isinstance(schema, dict):
+        types = schema.get("type")
+        if isinstance(types, str):
+            return _TYPE_WORDS.get(types, types)
+        if isinstance(types, list):
+            return " or ".join(_TYPE_WORDS.get(t, t) for t in types)
+    return "a valid value"
+
+
+def _find_definition(name: str) -> Any:
+    for kind in ("group", "suite"):
+        definitions = _schema(kind).get("$defs", {})
+        if name in definitions:
+            return definitions[name]
+    return None
+
+
+def _one_of(values: Sequence[Any]) -> str:
+    if len(values) == 1:
+        return _json(values[0])
+    return "one of " + ", ".join(_json(value) for value in values)
+
+
+def _suggest(key: str, known: Sequence[str]) -> str:
+    close = difflib.get_close_matches(key, known, n=1)
+    return f" (did you mean {_quote(close[0])}?)" if close else ""
+
+
+# --------------------------------------------------------------------------- selection
+
+
+def select_group(suite: Suite, selector: str, option: str = "--skill-eval-group") -> GroupRef:
+    """Return the suite group *selector* names: a group id or a one-based position.
+
+    Selecting by id needs the group ids (:func:`load_suite_groups` fills them in).
+    Raises SelectionError naming the valid ids and positions.
+    """
+    count = len(suite.groups)
+    ids = [ref.group_id for ref in suite.groups]
+    choices = f"a position from 1 to {count}" if count > 1 else "position 1"
+    if selector.isascii() and selector.isdigit():
+        position = int(selector)
+        if 1 <= position <= count:
+            return suite.groups[position - 1]
+        raise SelectionError(f"{option} {selector} is out of range: suite {_quote(suite.id)} has {choices}")
+    if any(ident is None for ident in ids):
+        raise ValueError("select_group needs group ids to select by id; load the suite with load_suite_groups")
+    for ref in suite.groups:
+        if ref.group_id == selector:
+            return ref
+    known = _join_quoted([str(ident) for ident in ids])
+    raise SelectionError(
+        f"{option} {_quote(selector)} matches no group of suite {_quote(suite.id)}: expected one of {known} or {choices}"
+    )
+
+
+def select_variants(selector: str | None, option: str = "--skill-eval-variant") -> tuple[VariantName, ...]:
+    """Return the variants a ``--variant`` value selects (both when *selector* is None)."""
+    if selector is None:
+        return VARIANTS
+    for name in VARIANTS:
+        if selector == name:
+            return (name,)
+    raise SelectionError(f"{option} expects one of {_join_quoted(VARIANTS)}, found {_quote(selector)}")
+
+
+def check_group_selection(definition: Group | Suite, selector: str | None, option: str = "--skill-eval-group") -> None:
+    """Raise SelectionError when a group selector is applied to a direct group definition."""
+    if selector is not None and isinstance(definition, Group):
+        raise SelectionError(
+            f"{option} selects a group of a suite; {definition.path} is a group definition: "
+            f"drop {option}, or run a suite that lists it"
+        )
+
+
+# --------------------------------------------------------------------------- building
 
 
 def _build_variant(name: VariantName, raw: dict[str, Any]) -> Variant:
@@ -167,30 +922,32 @@ def _build_variant(name: VariantName, raw: dict[str, Any]) -> Variant:
         name=name,
         source=Source(kind=src["kind"], ref=src.get("ref")),
         skills=tuple(raw["skills"]),
-        target=raw["target"],
+        target=_as_int(raw["target"]),
         context=tuple(raw["context"]),
     )
 
 
+def _build_runtime(raw: dict[str, Any] | None) -> Runtime:
+    if raw is None:
+        return Runtime()
+    environment = raw.get("environment", {})
+    return Runtime(
+        host=raw["host"],
+        session=raw.get("session", False),
+        extensions=tuple(
+            ExtensionBundle(entry=bundle["entry"], resources=tuple(bundle["resources"])) for bundle in raw.get("extensions", [])
+        ),
+        environment=RuntimeEnvironment(
+            literal=tuple(sorted(environment.get("literal", {}).items())),
+            inherit=tuple(environment.get("inherit", [])),
+        ),
+    )
+
+
 def _build_group(path: Path, doc: dict[str, Any]) -> Group:
+    """Build the dataclasses from a document that passed every check."""
     inp = doc["input"]
     prompts = (inp["prompt"],) if "prompt" in inp else tuple(inp["turns"])
-    runtime_raw = doc.get("runtime")
-    runtime = Runtime()
-    if runtime_raw is not None:
-        env = runtime_raw.get("environment", {})
-        runtime = Runtime(
-            host=runtime_raw.get("host", "pi"),
-            session=runtime_raw.get("session", False),
-            extensions=tuple(
-                ExtensionBundle(entry=b["entry"], resources=tuple(b["resources"]))
-                for b in runtime_raw.get("extensions", [])
-            ),
-            environment=RuntimeEnvironment(
-                literal=tuple(sorted(env.get("literal", {}).items())),
-                inherit=tuple(env.get("inherit", [])),
-            ),
-        )
     model_raw = doc.get("model")
     return Group(
         path=path,
@@ -209,14 +966,59 @@ def _build_group(path: Path, doc: dict[str, Any]) -> Group:
                 variant=e["variant"],
                 expect=e.get("expect", ""),
                 comparison=e.get("comparison"),
-                turn=e.get("turn"),
+                turn=_as_int(e.get("turn")),
                 pointer=f"/expectations/{i}",
                 raw=e,
             )
             for i, e in enumerate(doc["expectations"])
         ),
         review_questions=tuple(doc["review_questions"]),
-        model=ModelSpec(model_raw["model"], model_raw.get("thinking")) if model_raw else None,
-        runtime=runtime,
+        model=ModelSpec(model_raw["model"], model_raw.get("thinking")) if model_raw is not None else None,
+        runtime=_build_runtime(doc.get("runtime")),
         raw=doc,
+        runtime_declared="runtime" in doc,
     )
+
+
+# --------------------------------------------------------------------------- text helpers
+
+
+def _escape(token: str) -> str:
+    """Escape one JSON Pointer reference token (RFC 6901)."""
+    return token.replace("~", "~0").replace("/", "~1")
+
+
+def _json(value: Any) -> str:
+    rendered = json.dumps(value, ensure_ascii=False)
+    try:
+        rendered.encode("utf-8")
+    except UnicodeEncodeError:
+        # Lone surrogates cannot be printed; fall back to \u escapes.
+        return json.dumps(value)
+    return rendered
+
+
+def _quote(text: str) -> str:
+    return _json(text)
+
+
+def _join_quoted(values: Sequence[str]) -> str:
+    return ", ".join(_quote(value) for value in values)
+
+
+_SHOWN_CHARACTERS = 80
+
+
+def _describe(value: Any) -> str:
+    """Name a found value: scalars as JSON, long strings cut, containers by kind."""
+    if isinstance(value, dict):
+        return "an object" if value else "an empty object"
+    if isinstance(value, list):
+        return "an array" if value else "an empty array"
+    if isinstance(value, str) and len(value) > _SHOWN_CHARACTERS:
+        return _quote(value[: _SHOWN_CHARACTERS - 20]) + f"… ({len(value)} characters)"
+    return _json(value)
+
+
+def _unique(problems: list[Problem]) -> list[Problem]:
+    return list(dict.fromkeys(problems))
