@@ -1,0 +1,38 @@
+"""The scripted stand-in model: a deterministic OpenAI-compatible server for pi.
+
+It replays declared scripts (``docs/scripted-model.md``) so the real pi host can run end
+to end with no network and no keys. It is a testing aid, never a real model.
+"""
+
+from __future__ import annotations
+
+from .script import (
+    FAULTS,
+    SCHEMA,
+    STAND_IN_TAG,
+    Conversation,
+    Reply,
+    Script,
+    load_script,
+    parse_script,
+    plan_reply,
+    read_conversation,
+)
+from .server import API_KEY, PROVIDER, RequestRecord, ScriptedModelServer
+
+__all__ = [
+    "API_KEY",
+    "FAULTS",
+    "PROVIDER",
+    "SCHEMA",
+    "STAND_IN_TAG",
+    "Conversation",
+    "Reply",
+    "RequestRecord",
+    "Script",
+    "ScriptedModelServer",
+    "load_script",
+    "parse_script",
+    "plan_reply",
+    "read_conversation",
+]

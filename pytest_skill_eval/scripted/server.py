@@ -1,0 +1,528 @@
+"""The scripted stand-in model served over HTTP on 127.0.0.1 (standard library only).
+
+:class:`ScriptedModelServer` speaks just enough of the OpenAI chat-completions API
+(``POST /v1/chat/completions`` with ``stream: true``, answered as server-sent events) for
+pi's ``openai-completions`` provider. Each model id maps to one script; replies come from
+:func:`~pytest_skill_eval.scripted.script.plan_reply`. It is a stand-in, not a model, and
+says so in its provider entry, its response headers and every text it makes up itself.
+
+Streams use chunked transfer encoding on keep-alive connections, so a scripted
+``disconnect`` is an unmistakably broken response rather than an ordinary end of body.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import select
+import socket
+import sys
+import threading
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from ..errors import ScriptError
+from .script import STAND_IN_TAG, Reply, Script, load_script, plan_reply
+
+__all__ = [
+    "API_KEY",
+    "DISPLAY_NAME",
+    "HANDLER_THREAD_NAME",
+    "PROVIDER",
+    "RequestRecord",
+    "ScriptedModelServer",
+    "stream_chunks",
+]
+
+PROVIDER = "scripted"
+"""The pi provider name the stand-in is registered under in ``models.json``."""
+
+API_KEY = "scripted-stand-in"
+"""A literal, non-secret key: pi only lists providers that have one."""
+
+DISPLAY_NAME = "Scripted stand-in (not a real model)"
+_SERVER_NAME = "skill-eval-scripted-stand-in"
+HANDLER_THREAD_NAME = "scripted-model-request"
+_MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
+_TEXT_PIECE = 24  # characters per content delta: small enough that pi sees real streaming
+_ARGUMENT_PIECE = 32
+_STALL_POLL_SECONDS = 0.05
+_JOIN_SECONDS = 2.0
+
+
+@dataclass(frozen=True, slots=True)
+class RequestRecord:
+    """One request the server answered, kept in memory for tests and diagnostics.
+
+    ``reply`` is ``None`` when the request never reached a script (bad path, bad body,
+    unregistered model); ``error`` then says why. ``body`` is the decoded request.
+    """
+
+    model: str | None
+    status: int
+    reply: Reply | None
+    error: str | None
+    body: Any
+
+
+def stream_chunks(reply: Reply, model: str, response_id: str) -> list[dict[str, Any]]:
+    """The ``chat.completion.chunk`` payloads of a message reply, usage chunk last.
+
+    Pure, for :class:`ScriptedModelServer` and its tests. Fault replies use the same
+    pieces and break them as their fault requires.
+    """
+
+    def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+        return {
+            "id": response_id,
+            "object": "chat.completion.chunk",
+            "created": 0,
+            "model": model,
+            "system_fingerprint": _SERVER_NAME,
+            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
+        }
+
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    chunks += [chunk({"content": piece}) for piece in _pieces(reply.text, _TEXT_PIECE)]
+    for index, call in enumerate(reply.tool_calls):
+        chunks.append(chunk({"tool_calls": [{
+            "index": index, "id": call.id, "type": "function",
+            "function": {"name": call.name, "arguments": ""},
+        }]}))
+        chunks += [
+            chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+            for piece in _pieces(call.arguments, _ARGUMENT_PIECE)
+        ]
+    chunks.append(chunk({}, reply.finish_reason))
+    chunks.append(_usage_chunk(reply, model, response_id))
+    return chunks
+
+
+def _usage_chunk(reply: Reply, model: str, response_id: str) -> dict[str, Any]:
+    return {
+        "id": response_id,
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": model,
+        "system_fingerprint": _SERVER_NAME,
+        "choices": [],
+        "usage": {
+            "prompt_tokens": reply.usage.prompt_tokens,
+            "completion_tokens": reply.usage.completion_tokens,
+            "total_tokens": reply.usage.total_tokens,
+        },
+    }
+
+
+def _pieces(text: str, size: int) -> Iterator[str]:
+    for start in range(0, len(text), size):
+        yield text[start:start + size]
+
+
+class ScriptedModelServer:
+    """A deterministic OpenAI-compatible streaming server that replays scripts.
+
+    Use as a context manager, or call :meth:`start` and :meth:`stop`. Register each
+    script under a model id, then write :meth:`provider_config` into pi's
+    ``models.json`` as provider :data:`PROVIDER`.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._scripts: dict[str, tuple[Path, Script]] = {}
+        self._records: list[RequestRecord] = []
+        self._responses = 0
+        self._stopping = threading.Event()
+        self._httpd: _HTTPServer | None = None
+        self._thread: threading.Thread | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> ScriptedModelServer:
+        """Bind 127.0.0.1 on a free port and serve in a daemon thread."""
+        if self._httpd is not None:
+            raise RuntimeError("the scripted model server is already started")
+        self._stopping.clear()
+        self._httpd = _HTTPServer(self)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever,
+            kwargs={"poll_interval": 0.1},
+            name="scripted-model-server",
+            daemon=True,
+        )
+        self._thread.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, break open connections (including stalls) and wait briefly."""
+        httpd, thread = self._httpd, self._thread
+        if httpd is None:
+            return
+        self._stopping.set()
+        httpd.shutdown()
+        httpd.close_connections()
+        httpd.server_close()
+        if thread is not None:
+            thread.join(_JOIN_SECONDS)
+        httpd.join_handlers(_JOIN_SECONDS)
+        self._httpd = self._thread = None
+
+    def __enter__(self) -> ScriptedModelServer:
+        return self.start()
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        self.stop()
+
+    @property
+    def base_url(self) -> str:
+        """``http://127.0.0.1:<port>/v1``, the provider ``baseUrl`` pi needs."""
+        if self._httpd is None:
+            raise RuntimeError("the scripted model server is not started")
+        host, port = self._httpd.server_address[:2]
+        return f"http://{host}:{port}/v1"
+
+    # -------------------------------------------------------------- registration
+
+    def register(self, name: str, script_path: Path) -> None:
+        """Serve the script at ``script_path`` as model id ``name``.
+
+        Loads and validates the script now (raising :class:`ScriptError`). Registering
+        a name again with the same file is a no-op; with another file it is an error.
+        """
+        if not isinstance(name, str) or not _MODEL_NAME.fullmatch(name):
+            raise ScriptError(
+                f"scripted model name: expected letters, digits, '.', '_' or '-' "
+                f"(not starting with a punctuation mark), found {name!r}"
+            )
+        path = Path(script_path).resolve()
+        with self._lock:
+            known = self._scripts.get(name)
+        if known is None:
+            script = load_script(path)
+            with self._lock:
+                # setdefault: a concurrent register() of the same name may have won
+                known = self._scripts.setdefault(name, (path, script))
+        if known[0] != path:
+            raise ScriptError(
+                f"scripted model {name!r}: expected one script per name, found it "
+                f"registered to {known[0]} and now to {path}"
+            )
+
+    def provider_config(self, names: Iterable[str]) -> dict[str, Any]:
+        """The ``models.json`` entry for provider :data:`PROVIDER` listing ``names``."""
+        models = []
+        with self._lock:
+            registered = dict(self._scripts)
+        for name in dict.fromkeys(names):
+            if name not in registered:
+                raise ScriptError(
+                    f"scripted model {name!r}: expected a registered name "
+                    f"({', '.join(sorted(registered)) or 'none registered'}), found none"
+                )
+            models.append({
+                "id": name,
+                "name": f"{DISPLAY_NAME}: {name}",
+                "reasoning": False,
+                "input": ["text"],
+                # Far above any usage the stand-in reports, so pi never sees an overflow.
+                "contextWindow": 1_000_000,
+                "maxTokens": 32_000,
+                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+            })
+        return {
+            "baseUrl": self.base_url,
+            "api": "openai-completions",
+            "apiKey": API_KEY,
+            "compat": {
+                "supportsDeveloperRole": False,
+                "supportsReasoningEffort": False,
+                "supportsStore": False,
+            },
+            "models": models,
+        }
+
+    def requests(self) -> tuple[RequestRecord, ...]:
+        """Every request answered so far, in arrival order."""
+        with self._lock:
+            return tuple(self._records)
+
+    # ------------------------------------------------- used by the request handler
+
+    def _script_for(self, name: str) -> Script | None:
+        with self._lock:
+            known = self._scripts.get(name)
+        return None if known is None else known[1]
+
+    def _registered(self) -> list[str]:
+        with self._lock:
+            return sorted(self._scripts)
+
+    def _record(self, record: RequestRecord) -> None:
+        with self._lock:
+            self._records.append(record)
+
+    def _next_response_id(self) -> str:
+        with self._lock:
+            self._responses += 1
+            return f"chatcmpl-scripted-{self._responses}"
+
+
+class _HTTPServer(ThreadingHTTPServer):
+    """Tracks connections and handler threads so :meth:`ScriptedModelServer.stop` can
+    break stalls and keep-alive waits instead of leaving them to block."""
+
+    def __init__(self, owner: ScriptedModelServer) -> None:
+        super().__init__(("127.0.0.1", 0), _Handler)
+        self.owner = owner
+        self._open: set[socket.socket] = set()
+        self._handlers: set[threading.Thread] = set()
+        self._guard = threading.Lock()
+
+    def process_request(self, request: Any, client_address: Any) -> None:
+        thread = threading.Thread(
+            target=self.process_request_thread,
+            args=(request, client_address),
+            name=HANDLER_THREAD_NAME,  # recognisable in diagnostics and tests
+            daemon=True,
+        )
+        # Registered before the thread runs, so stop() never misses a fresh connection.
+        with self._guard:
+            self._open.add(request)
+            self._handlers.add(thread)
+        thread.start()
+
+    def process_request_thread(self, request: Any, client_address: Any) -> None:
+        try:
+            super().process_request_thread(request, client_address)
+        finally:
+            with self._guard:
+                self._open.discard(request)
+                self._handlers.discard(threading.current_thread())
+
+    def close_connections(self) -> None:
+        with self._guard:
+            sockets = list(self._open)
+        for sock in sockets:
+            try:
+                sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass  # already closed by its handler
+
+    def join_handlers(self, timeout: float) -> None:
+        with self._guard:
+            threads = list(self._handlers)
+        for thread in threads:
+            thread.join(timeout)
+
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        # A client hanging up mid-reply is normal here (pi aborting, stop()); stay quiet.
+        if not isinstance(sys.exc_info()[1], OSError):
+            super().handle_error(request, client_address)
+
+
+class _Handler(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+    server_version = _SERVER_NAME
+    sys_version = ""
+    timeout = 600  # an idle keep-alive connection whose client vanished is closed eventually
+    server: _HTTPServer
+
+    def log_message(self, format: str, *args: Any) -> None:
+        """Requests are recorded in memory (``requests()``), not printed."""
+
+    # ------------------------------------------------------------------ routing
+
+    def do_GET(self) -> None:
+        if self.path.rstrip("/") == "/v1/models":
+            owner = self.server.owner
+            models = [
+                {"id": name, "object": "model", "owned_by": _SERVER_NAME}
+                for name in owner._registered()
+            ]
+            self._send_json(200, {"object": "list", "data": models})
+        else:
+            self._send_error(404, f"no such endpoint: GET {self.path}", "not_found")
+
+    def do_POST(self) -> None:
+        owner = self.server.owner
+        length = int(self.headers.get("Content-Length") or 0)
+        raw = self.rfile.read(length) if length > 0 else b""
+        if self.path.split("?")[0] != "/v1/chat/completions":
+            self._reject(404, None, None, f"no such endpoint: POST {self.path}", "not_found")
+            return
+        try:
+            body = json.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            self._reject(
+                400, None, None, f"request body is not JSON: {error}", "invalid_request_error"
+            )
+            return
+        model = body.get("model") if isinstance(body, dict) else None
+        if not isinstance(model, str) or not isinstance(body.get("messages"), list):
+            self._reject(
+                400, None, body,
+                'expected a JSON object with a string "model" and a "messages" array',
+                "invalid_request_error",
+            )
+            return
+        script = owner._script_for(model)
+        if script is None:
+            registered = ", ".join(owner._registered()) or "none"
+            self._reject(
+                404, model, body,
+                f"model {model!r} is not registered with the scripted stand-in server "
+                f"(registered: {registered})",
+                "model_not_found",
+            )
+            return
+        reply = plan_reply(script, body)
+        status = 500 if reply.fault == "http-500" else 200
+        owner._record(RequestRecord(model, status, reply, None, body))
+        self._answer(reply, model, owner._next_response_id(), stream=body.get("stream") is True)
+
+    # ------------------------------------------------------------------ replies
+
+    def _answer(self, reply: Reply, model: str, response_id: str, *, stream: bool) -> None:
+        if reply.fault == "http-500":
+            self._send_error(500, f"{STAND_IN_TAG} scripted fault http-500", "server_error")
+            return
+        if not stream:
+            self._answer_whole(reply, model, response_id)
+            return
+        chunks = stream_chunks(reply, model, response_id)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            if reply.fault == "stall":
+                self._send_event(chunks[0])
+                self._wait_for_hang_up()
+                self._abandon()
+            elif reply.fault == "disconnect":
+                self._send_event(chunks[0])
+                self._send_event({**chunks[0], "choices": [{
+                    "index": 0,
+                    "delta": {"content": f"{STAND_IN_TAG} partial reply before a disconnect"},
+                    "finish_reason": None,
+                }]})
+                self._abandon()
+            elif reply.fault == "malformed":
+                self._send_event(chunks[0])
+                self._send_chunk(b'data: {"id": "' + response_id.encode() + b'", "choices": [\n\n')
+                for payload in chunks[1:]:
+                    self._send_event(payload)
+                self._finish_stream()
+            elif reply.fault == "no-finish-reason":
+                self._send_event(chunks[0])
+                self._send_event({**chunks[0], "choices": [{
+                    "index": 0,
+                    "delta": {"content": f"{STAND_IN_TAG} reply without a finish_reason"},
+                    "finish_reason": None,
+                }]})
+                self._send_event(chunks[-1])
+                self._finish_stream()
+            else:
+                for payload in chunks:
+                    self._send_event(payload)
+                self._finish_stream()
+        except OSError:
+            self.close_connection = True  # the client went away; nothing left to tell it
+
+    def _answer_whole(self, reply: Reply, model: str, response_id: str) -> None:
+        """A non-streaming reply, for plain HTTP clients (pi always streams)."""
+        if reply.fault in ("stall", "disconnect"):
+            if reply.fault == "stall":
+                self._wait_for_hang_up()
+            self._abandon()
+            return
+        if reply.fault == "malformed":
+            truncated = b'{"id": "' + response_id.encode() + b'", "choices": ['
+            self._send_bytes(200, truncated, "application/json")
+            return
+        message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+        if reply.tool_calls:
+            message["tool_calls"] = [
+                {
+                    "id": call.id,
+                    "type": "function",
+                    "function": {"name": call.name, "arguments": call.arguments},
+                }
+                for call in reply.tool_calls
+            ]
+        usage = _usage_chunk(reply, model, response_id)["usage"]
+        self._send_json(200, {
+            "id": response_id,
+            "object": "chat.completion",
+            "created": 0,
+            "model": model,
+            "system_fingerprint": _SERVER_NAME,
+            "choices": [{
+                "index": 0,
+                "message": message,
+                "finish_reason": None if reply.fault == "no-finish-reason" else reply.finish_reason,
+            }],
+            "usage": usage,
+        })
+
+    def _reject(self, status: int, model: str | None, body: Any, message: str, code: str) -> None:
+        self.server.owner._record(RequestRecord(model, status, None, message, body))
+        self._send_error(status, message, code)
+
+    # -------------------------------------------------------------------- wire
+
+    def _send_error(self, status: int, message: str, code: str) -> None:
+        kind = "server_error" if status >= 500 else "invalid_request_error"
+        self._send_json(status, {"error": {"message": message, "type": kind, "code": code}})
+
+    def _send_json(self, status: int, payload: Any) -> None:
+        data = json.dumps(payload, ensure_ascii=False).encode()
+        self._send_bytes(status, data, "application/json")
+
+    def _send_bytes(self, status: int, data: bytes, content_type: str) -> None:
+        self.send_response(status)
+        self.send_header("Content-Type", content_type)
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def _send_event(self, payload: dict[str, Any]) -> None:
+        self._send_chunk(b"data: " + json.dumps(payload, ensure_ascii=False).encode() + b"\n\n")
+
+    def _send_chunk(self, data: bytes) -> None:
+        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+
+    def _finish_stream(self) -> None:
+        self._send_chunk(b"data: [DONE]\n\n")
+        self.wfile.write(b"0\r\n\r\n")
+
+    def _wait_for_hang_up(self) -> None:
+        """Block until the client closes the connection or the server stops."""
+        stopping = self.server.owner._stopping
+        while not stopping.is_set():
+            readable, _, _ = select.select([self.connection], [], [], _STALL_POLL_SECONDS)
+            if readable:
+                try:
+                    if not self.connection.recv(1, socket.MSG_PEEK):
+                        return
+                except OSError:
+                    return
+                return  # the client sent something mid-stall; treat it as giving up
+
+    def _abandon(self) -> None:
+        """Drop the connection without ending the response (no terminating chunk)."""
+        self.close_connection = True
+        try:
+            self.connection.shutdown(socket.SHUT_RDWR)
+        except OSError:
+            pass
