@@ -31,7 +31,10 @@ def _pairing_problem(members: Sequence[Expectation]) -> str | None:
         return f"expected exactly one baseline and one candidate expectation, found {found}"
     base, cand = baselines[0], candidates[0]
     if base.kind != cand.kind:
-        return f"{_label(base)} is a {show(base.kind)} expectation but {_label(cand)} is a {show(cand.kind)} expectation"
+        return (
+            f"{_label(base)} is a {show(base.kind)} expectation "
+            f"but {_label(cand)} is a {show(cand.kind)} expectation"
+        )
     differing = _differing_fields(base.raw, cand.raw)
     if differing:
         return f"{_label(base)} and {_label(cand)} must check the same predicate but differ in {', '.join(differing)}"

@@ -60,7 +60,9 @@ def grade_expectation(
             expectation, "pass" if verdict.passed else "fail", expected, verdict.observed, locations=verdict.locations
         )
     except GradeProblem as exc:
-        return _result(expectation, "grade-error", expected, "not judged: the evidence cannot answer it", error=str(exc))
+        return _result(
+            expectation, "grade-error", expected, "not judged: the evidence cannot answer it", error=str(exc)
+        )
     except Exception as exc:  # noqa: BLE001 - grading must stay total; the error is the evidence
         return _result(
             expectation, "grade-error", expected, "not judged: grading failed",

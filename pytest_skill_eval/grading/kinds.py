@@ -196,7 +196,8 @@ def _judge_skill_read(check: Check, obs: RunObservation, group: Group) -> Verdic
     target = posixpath.normpath(obs.target_file)
     reads = _read_calls(list(enumerate(obs.turns, 1)), target, obs.workspace_root)
     if not reads:
-        return Verdict(check.expect in ("never", "not-before-turn"), f"the target was not read in {_plural(len(obs.turns), 'turn')}")
+        observed = f"the target was not read in {_plural(len(obs.turns), 'turn')}"
+        return Verdict(check.expect in ("never", "not-before-turn"), observed)
     first_turn, call = reads[0]
     turn = check.turn or 0
     passed = {
@@ -269,9 +270,9 @@ def _judge_path(check: Check, obs: RunObservation, group: Group) -> Verdict:
     else:
         under = _files_under(files, check.path)
         exists = under > 0
-        observed = (
-            f"{check.path} is a directory with {_plural(under, 'file')} under it" if exists else f"{check.path} does not exist"
-        )
+        observed = f"{check.path} is a directory with {_plural(under, 'file')} under it"
+        if not exists:
+            observed = f"{check.path} does not exist"
     return Verdict(exists == (check.expect == "exists"), observed, (_workspace_location(check.path, check),))
 
 
@@ -365,7 +366,10 @@ def _judge_json(check: Check, obs: RunObservation, group: Group) -> Verdict:
     location = _workspace_location(check.path, check)
     data = files.get(check.path)
     if check.expect in ("available", "missing"):
-        observed = f"{check.path} exists ({_plural(len(data), 'byte')})" if data is not None else _absence(files, check.path)
+        if data is None:
+            observed = _absence(files, check.path)
+        else:
+            observed = f"{check.path} exists ({_plural(len(data), 'byte')})"
         return Verdict((data is not None) == (check.expect == "available"), observed, (location,))
     if data is None:
         return Verdict(False, _absence(files, check.path), (location,))
@@ -378,7 +382,8 @@ def _judge_json(check: Check, obs: RunObservation, group: Group) -> Verdict:
     found, value = resolve_pointer(document, check.tokens)
     location = f"{location} at pointer {show(check.pointer)}"
     if not found:
-        return Verdict(check.expect == "field-absent", f"{check.path} has no value at pointer {show(check.pointer)}", (location,))
+        observed = f"{check.path} has no value at pointer {show(check.pointer)}"
+        return Verdict(check.expect == "field-absent", observed, (location,))
     observed = f"the value at pointer {show(check.pointer)} is {show(value)}"
     if check.expect == "field-equals":
         return Verdict(json_equal(value, check.value), observed, (location,))
@@ -456,7 +461,10 @@ def _judge_tool_call(check: Check, obs: RunObservation, group: Group) -> Verdict
     if not named:
         observed = f"no call to {check.tool}{scope}"
     elif not matching:
-        observed = f"no matching call to {check.tool}{scope}; {_plural(len(named), 'call')} did not match the argument filters"
+        observed = (
+            f"no matching call to {check.tool}{scope}; "
+            f"{_plural(len(named), 'call')} did not match the argument filters"
+        )
     else:
         blocked = sum(1 for _, c in failed if c.blocked)
         observed = (
@@ -480,7 +488,8 @@ _SURFACE_NOUNS = {"system-prompt": "system prompt", "provider-context": "provide
 def _expected_context_text(check: Check, group: Group) -> str:
     request = f"model request {check.request}" if isinstance(check.request, int) else f"{check.request} model request"
     turn = f"turn {check.turn}" if check.turn is not None else "the final turn"
-    return f"the {_SURFACE_NOUNS[check.surface]} of the {request} on {turn} {_TEXT_VERBS[check.expect]} {show(check.value)}"
+    surface = _SURFACE_NOUNS[check.surface]
+    return f"the {surface} of the {request} on {turn} {_TEXT_VERBS[check.expect]} {show(check.value)}"
 
 
 def _select_request(requests: list[ContextRequest], selector: str | int) -> ContextRequest | None:
@@ -502,7 +511,8 @@ def _judge_context_text(check: Check, obs: RunObservation, group: Group) -> Verd
     if request is None:
         # The subject decides how many requests a turn takes, so a request it never made is
         # a behavioural fact (fail), not a grading problem.
-        return Verdict(False, f"turn {number} made {_plural(len(requests), 'model request')}; request {check.request} was never made")
+        made = _plural(len(requests), "model request")
+        return Verdict(False, f"turn {number} made {made}; request {check.request} was never made")
     text = request.system_prompt if check.surface == "system-prompt" else request.provider_context
     subject = f"the {_SURFACE_NOUNS[check.surface]} of model request {request.request} on turn {number}"
     passed, observed = _judge_text(check.expect, text, check.value, subject)

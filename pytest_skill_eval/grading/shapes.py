@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Callable
 
 from ..definitions import Expectation, Group, Variant
 from .jsonvalue import parse_pointer, show
@@ -60,6 +60,7 @@ SURFACES: tuple[str, ...] = ("system-prompt", "provider-context")
 TIMED_SKILL_READS: tuple[str, ...] = ("on-turn", "by-turn", "not-before-turn")
 _ID = re.compile(r"[a-z](?:[a-z0-9]|-(?=[a-z0-9]))*")
 _ABSENT: Any = object()
+_WORKSPACE_PATH = 'a relative workspace path (slash-separated, without ".", ".." or empty segments)'
 
 
 @dataclass(frozen=True, slots=True)
@@ -104,12 +105,21 @@ def _escape(field: str) -> str:
     return field.replace("~", "~0").replace("/", "~1")
 
 
-class _Problems:
-    """Collects ``<pointer>/<field>: expected …, found …`` messages in check order."""
+class _Parsing:
+    """One expectation being validated: collects ``<pointer>/<field>: expected …, found …``
+    messages in check order, and the validated kind-specific fields."""
 
-    def __init__(self, prefix: str) -> None:
+    def __init__(self, prefix: str, raw: dict[str, Any]) -> None:
         self.prefix = prefix
+        self.raw = raw
+        self.expect: str | None = None
+        self.variant: Variant | None = None
         self.items: list[str] = []
+        self.fields: dict[str, Any] = {}
+
+    def get(self, name: str) -> Any:
+        """The raw field, or the absent marker (distinct from an explicit null)."""
+        return self.raw.get(name, _ABSENT)
 
     def add(self, field: str, expected: str, found: Any = _ABSENT, *, item: int | None = None) -> None:
         shown = "nothing" if found is _ABSENT else show(found)
@@ -120,44 +130,41 @@ class _Problems:
 def parse_check(group: Group, expectation: Expectation) -> tuple[Check | None, list[str]]:
     """Validate *expectation* against its kind and *group*; return the check or the problems."""
     raw = expectation.raw
-    problems = _Problems(expectation.pointer)
     if not isinstance(raw, dict):
         return None, [f"{expectation.pointer}: expected an expectation object, found {show(raw)}"]
+    p = _Parsing(expectation.pointer, raw)
 
     kind = expectation.kind
     known_kind = isinstance(kind, str) and kind in EXPECTS
     if not known_kind:
-        problems.add("kind", _one_of(KINDS), raw.get("kind", _ABSENT))
+        p.add("kind", _one_of(KINDS), p.get("kind"))
     expect = expectation.expect
-    if known_kind and not (isinstance(expect, str) and expect in EXPECTS[kind]):
-        problems.add("expect", _one_of(EXPECTS[kind]), raw.get("expect", _ABSENT))
-        expect = None
+    if known_kind and isinstance(expect, str) and expect in EXPECTS[kind]:
+        p.expect = expect
+    elif known_kind:
+        p.add("expect", _one_of(EXPECTS[kind]), p.get("expect"))
     variant_name = expectation.variant
-    known_variant = isinstance(variant_name, str) and variant_name in ("baseline", "candidate")
-    if not known_variant:
-        problems.add("variant", _one_of(("baseline", "candidate")), raw.get("variant", _ABSENT))
+    if isinstance(variant_name, str) and variant_name in ("baseline", "candidate"):
+        p.variant = group.variant(variant_name)  # type: ignore[arg-type]
+    else:
+        p.add("variant", _one_of(("baseline", "candidate")), p.get("variant"))
     comparison = expectation.comparison
     if comparison is not None and not (
         isinstance(comparison, str) and len(comparison) <= 64 and _ID.fullmatch(comparison)
     ):
-        problems.add(
-            "comparison",
-            "a comparison ID (lowercase letters, digits and single hyphens, at most 64 characters)",
-            comparison,
-        )
-    turn = _check_turn(group, expectation, kind if known_kind else None, expect, problems)
+        p.add("comparison", "a comparison ID (lowercase letters, digits and single hyphens, at most 64 characters)",
+              comparison)
+    turn = _check_turn(group, expectation, kind if known_kind else None, p)
     if not known_kind:
-        return None, problems.items
+        return None, p.items
 
-    fields: dict[str, Any] = {}
-    variant: Variant | None = group.variant(variant_name) if known_variant else None
-    _KIND_CHECKERS[kind](raw, expect, variant, problems, fields)
+    _KIND_CHECKERS[kind](p)
     allowed = set(COMMON_FIELDS) | set(KIND_FIELDS[kind])
     for name in sorted(k for k in raw if k not in allowed):
-        problems.add(name, f"no such field on a {kind} expectation (its fields: {_field_list(kind)})", raw[name])
-    if problems.items or expect is None or not known_variant:
-        return None, problems.items
-    return Check(kind=kind, expect=expect, variant=variant_name, turn=turn, **fields), []
+        p.add(name, f"no such field on a {kind} expectation (its fields: {_field_list(kind)})", raw[name])
+    if p.items or p.expect is None or p.variant is None:
+        return None, p.items
+    return Check(kind=kind, expect=p.expect, variant=variant_name, turn=turn, **p.fields), []
 
 
 def check_expectation(group: Group, expectation: Expectation) -> list[str]:
@@ -169,167 +176,157 @@ def _field_list(kind: str) -> str:
     return ", ".join(sorted(COMMON_FIELDS + KIND_FIELDS[kind]))
 
 
-def _check_turn(group: Group, expectation: Expectation, kind: str | None, expect: str | None, problems: _Problems) -> int | None:
+def _check_turn(group: Group, expectation: Expectation, kind: str | None, p: _Parsing) -> int | None:
     turn = expectation.turn
-    count = len(group.prompts)
-    range_text = f"a turn number from 1 to {count}"
+    range_text = f"a turn number from 1 to {len(group.prompts)}"
     if turn is None:
-        if kind == "skill-read" and expect in TIMED_SKILL_READS:
-            problems.add("turn", f'{range_text} for expect "{expect}"')
+        if kind == "skill-read" and p.expect in TIMED_SKILL_READS:
+            p.add("turn", f'{range_text} for expect "{p.expect}"')
         return None
-    if not _is_int(turn) or not 1 <= turn <= count:
-        problems.add("turn", range_text, turn)
+    if not _is_int(turn) or not 1 <= turn <= len(group.prompts):
+        p.add("turn", range_text, turn)
         return None
     if kind is not None and kind != "skill-read" and group.type == "description":
-        problems.add("turn", "no turn on a description group (only skill-read takes a turn there)", turn)
+        p.add("turn", "no turn on a description group (only skill-read takes a turn there)", turn)
         return None
-    if kind == "skill-read" and expect == "never":
-        problems.add("turn", 'no turn with expect "never"', turn)
+    if kind == "skill-read" and p.expect == "never":
+        p.add("turn", 'no turn with expect "never"', turn)
         return None
     return turn
 
 
-def _check_skill_read(raw: dict[str, Any], expect: str | None, variant: Variant | None, problems: _Problems, fields: dict[str, Any]) -> None:
-    if variant is not None and variant.target is None:
-        problems.add("variant", "a variant with a target skill", f"{variant.name} (its target is null)")
+def _check_skill_read(p: _Parsing) -> None:
+    if p.variant is not None and p.variant.target is None:
+        p.add("variant", "a variant with a target skill", f"{p.variant.name} (its target is null)")
 
 
-def _check_resource_read(raw: dict[str, Any], expect: str | None, variant: Variant | None, problems: _Problems, fields: dict[str, Any]) -> None:
-    resource = raw.get("resource", _ABSENT)
+def _check_resource_read(p: _Parsing) -> None:
+    resource = p.get("resource")
     if resource not in RESOURCES:
-        problems.add("resource", _one_of(RESOURCES), resource)
+        p.add("resource", _one_of(RESOURCES), resource)
         resource = None
-    fields["resource"] = resource
-    index = raw.get("index", _ABSENT)
+    p.fields["resource"] = resource
+    index = p.get("index")
     if resource == "workspace" and index is not _ABSENT:
-        problems.add("index", 'no index for resource "workspace"', index)
-    elif resource in ("skill", "context") and variant is not None:
-        items = variant.skills if resource == "skill" else variant.context
+        p.add("index", 'no index for resource "workspace"', index)
+    elif resource in ("skill", "context") and p.variant is not None:
+        items = p.variant.skills if resource == "skill" else p.variant.context
         noun = "skills" if resource == "skill" else "context items"
-        if not (_is_int(index) and 0 <= index < len(items)):
-            problems.add("index", f"an index into the {len(items)} declared {noun} of {variant.name}", index)
+        if _is_int(index) and 0 <= index < len(items):
+            p.fields["index"] = index
         else:
-            fields["index"] = index
-    path = raw.get("path", _ABSENT)
+            p.add("index", f"an index into the {len(items)} declared {noun} of {p.variant.name}", index)
+    path = p.get("path")
     # "." names a context item itself, which may be a single file rather than a directory.
     if _is_relative_path(path) or (resource == "context" and path == "."):
-        fields["path"] = path
+        p.fields["path"] = path
     else:
-        problems.add("path", f"a relative path inside the {resource or 'selected'} resource", path)
+        p.add("path", f"a relative path inside the {resource or 'selected'} resource", path)
 
 
-def _check_workspace_path(raw: dict[str, Any], problems: _Problems, fields: dict[str, Any]) -> None:
-    path = raw.get("path", _ABSENT)
+def _check_workspace_path(p: _Parsing) -> None:
+    path = p.get("path")
     if _is_relative_path(path):
-        fields["path"] = path
+        p.fields["path"] = path
     else:
-        problems.add("path", 'a relative workspace path (slash-separated, without ".", ".." or empty segments)', path)
+        p.add("path", _WORKSPACE_PATH, path)
 
 
-def _check_text_value(raw: dict[str, Any], problems: _Problems, fields: dict[str, Any]) -> None:
-    value = raw.get("value", _ABSENT)
+def _check_text_value(p: _Parsing) -> None:
+    value = p.get("value")
     if isinstance(value, str):
-        fields["value"] = value
+        p.fields["value"] = value
     else:
-        problems.add("value", "a string", value)
+        p.add("value", "a string", value)
 
 
-def _check_path(raw: dict[str, Any], expect: str | None, variant: Variant | None, problems: _Problems, fields: dict[str, Any]) -> None:
-    _check_workspace_path(raw, problems, fields)
-
-
-def _check_changed_paths(raw: dict[str, Any], expect: str | None, variant: Variant | None, problems: _Problems, fields: dict[str, Any]) -> None:
-    paths = raw.get("paths", _ABSENT)
+def _check_changed_paths(p: _Parsing) -> None:
+    paths = p.get("paths")
     if not isinstance(paths, list):
-        problems.add("paths", "an array of relative workspace paths", paths)
+        p.add("paths", "an array of relative workspace paths", paths)
         return
     seen: set[str] = set()
     for i, path in enumerate(paths):
         if not _is_relative_path(path):
-            problems.add("paths", 'a relative workspace path (slash-separated, without ".", ".." or empty segments)', path, item=i)
+            p.add("paths", _WORKSPACE_PATH, path, item=i)
         elif path in seen:
-            problems.add("paths", "a path not listed before", path, item=i)
+            p.add("paths", "a path not listed before", path, item=i)
         else:
             seen.add(path)
-    fields["paths"] = tuple(p for p in paths if isinstance(p, str))
+    p.fields["paths"] = tuple(path for path in paths if isinstance(path, str))
 
 
-def _check_file_text(raw: dict[str, Any], expect: str | None, variant: Variant | None, problems: _Problems, fields: dict[str, Any]) -> None:
-    _check_workspace_path(raw, problems, fields)
-    _check_text_value(raw, problems, fields)
+def _check_file_text(p: _Parsing) -> None:
+    _check_workspace_path(p)
+    _check_text_value(p)
 
 
-def _check_json(raw: dict[str, Any], expect: str | None, variant: Variant | None, problems: _Problems, fields: dict[str, Any]) -> None:
-    _check_workspace_path(raw, problems, fields)
-    needs_pointer = expect in ("field-present", "field-absent", "field-equals")
-    pointer = raw.get("pointer", _ABSENT)
-    if needs_pointer:
+def _check_json(p: _Parsing) -> None:
+    _check_workspace_path(p)
+    pointer = p.get("pointer")
+    if p.expect in ("field-present", "field-absent", "field-equals"):
         tokens = parse_pointer(pointer) if isinstance(pointer, str) else None
         if tokens is None:
-            problems.add("pointer", 'a JSON Pointer ("" or starting with "/", with "~" only as ~0 or ~1)', pointer)
+            p.add("pointer", 'a JSON Pointer ("" or starting with "/", with "~" only as ~0 or ~1)', pointer)
         else:
-            fields["pointer"], fields["tokens"] = pointer, tokens
-    elif pointer is not _ABSENT and expect is not None:
-        problems.add("pointer", f'no pointer with expect "{expect}"', pointer)
-    value = raw.get("value", _ABSENT)
-    if expect == "field-equals":
+            p.fields["pointer"], p.fields["tokens"] = pointer, tokens
+    elif pointer is not _ABSENT and p.expect is not None:
+        p.add("pointer", f'no pointer with expect "{p.expect}"', pointer)
+    value = p.get("value")
+    if p.expect == "field-equals":
         if value is _ABSENT:
-            problems.add("value", "a JSON value to compare with (null is allowed)")
+            p.add("value", "a JSON value to compare with (null is allowed)")
         else:
-            fields["value"] = value
-    elif value is not _ABSENT and expect is not None:
-        problems.add("value", f'no value with expect "{expect}"', value)
+            p.fields["value"] = value
+    elif value is not _ABSENT and p.expect is not None:
+        p.add("value", f'no value with expect "{p.expect}"', value)
 
 
-def _check_response_text(raw: dict[str, Any], expect: str | None, variant: Variant | None, problems: _Problems, fields: dict[str, Any]) -> None:
-    _check_text_value(raw, problems, fields)
-
-
-def _check_string_list(raw: dict[str, Any], name: str, problems: _Problems) -> tuple[str, ...]:
-    values = raw.get(name, _ABSENT)
+def _check_string_list(p: _Parsing, name: str) -> tuple[str, ...]:
+    values = p.get(name)
     if values is _ABSENT:
         return ()
     if not isinstance(values, list):
-        problems.add(name, "an array of strings", values)
+        p.add(name, "an array of strings", values)
         return ()
     for i, value in enumerate(values):
         if not isinstance(value, str):
-            problems.add(name, "a string", value, item=i)
+            p.add(name, "a string", value, item=i)
     return tuple(v for v in values if isinstance(v, str))
 
 
-def _check_tool_call(raw: dict[str, Any], expect: str | None, variant: Variant | None, problems: _Problems, fields: dict[str, Any]) -> None:
-    tool = raw.get("tool", _ABSENT)
+def _check_tool_call(p: _Parsing) -> None:
+    tool = p.get("tool")
     if isinstance(tool, str) and tool:
-        fields["tool"] = tool
+        p.fields["tool"] = tool
     else:
-        problems.add("tool", "a tool name", tool)
-    fields["contains"] = _check_string_list(raw, "argumentContains", problems)
-    fields["not_contains"] = _check_string_list(raw, "argumentNotContains", problems)
+        p.add("tool", "a tool name", tool)
+    p.fields["contains"] = _check_string_list(p, "argumentContains")
+    p.fields["not_contains"] = _check_string_list(p, "argumentNotContains")
 
 
-def _check_context_text(raw: dict[str, Any], expect: str | None, variant: Variant | None, problems: _Problems, fields: dict[str, Any]) -> None:
-    _check_text_value(raw, problems, fields)
-    surface = raw.get("surface", "system-prompt")
+def _check_context_text(p: _Parsing) -> None:
+    _check_text_value(p)
+    surface = p.raw.get("surface", "system-prompt")
     if surface in SURFACES:
-        fields["surface"] = surface
+        p.fields["surface"] = surface
     else:
-        problems.add("surface", _one_of(SURFACES), surface)
-    request = raw.get("request", "last")
+        p.add("surface", _one_of(SURFACES), surface)
+    request = p.raw.get("request", "last")
     if request in ("first", "last") or (_is_int(request) and request >= 1):
-        fields["request"] = request
+        p.fields["request"] = request
     else:
-        problems.add("request", '"first", "last" or a positive request number', request)
+        p.add("request", '"first", "last" or a positive request number', request)
 
 
-_KIND_CHECKERS = {
+_KIND_CHECKERS: dict[str, Callable[[_Parsing], None]] = {
     "skill-read": _check_skill_read,
     "resource-read": _check_resource_read,
-    "path": _check_path,
+    "path": _check_workspace_path,
     "changed-paths": _check_changed_paths,
     "file-text": _check_file_text,
     "json": _check_json,
-    "response-text": _check_response_text,
+    "response-text": _check_text_value,
     "tool-call": _check_tool_call,
     "context-text": _check_context_text,
 }

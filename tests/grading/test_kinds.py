@@ -119,7 +119,9 @@ RESOURCE_READS = observation(
 )
 
 
-def resource(expect: str, resource_: str, path: str, index: int | None = None, turn_: int | None = None) -> dict[str, Any]:
+def resource(
+    expect: str, resource_: str, path: str, index: int | None = None, turn_: int | None = None
+) -> dict[str, Any]:
     raw: dict[str, Any] = {"kind": "resource-read", "expect": expect, "resource": resource_, "path": path}
     if index is not None:
         raw["index"] = index
