@@ -85,9 +85,18 @@ class Check:
     request: str | int = "last"
 
 
-def _is_int(value: Any) -> bool:
-    # bool is an int subclass in Python but not a number in JSON.
-    return isinstance(value, int) and not isinstance(value, bool)
+def _as_int(value: Any) -> int | None:
+    """An integer as JSON Schema and the definition loader count them (``2`` and ``2.0``).
+
+    bool is an int subclass in Python but not a number in JSON.
+    """
+    if isinstance(value, bool):
+        return None
+    if isinstance(value, int):
+        return value
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return None
 
 
 def _is_relative_path(value: Any) -> bool:
@@ -177,14 +186,17 @@ def _field_list(kind: str) -> str:
 
 
 def _check_turn(group: Group, expectation: Expectation, kind: str | None, p: _Parsing) -> int | None:
-    turn = expectation.turn
-    range_text = f"a turn number from 1 to {len(group.prompts)}"
-    if turn is None:
+    found = expectation.turn
+    count = len(group.prompts)
+    # Worded as the definition loader words its own turn-range check.
+    range_text = "turn 1 (the input has one turn)" if count == 1 else f"a turn from 1 to {count}"
+    if found is None:
         if kind == "skill-read" and p.expect in TIMED_SKILL_READS:
             p.add("turn", f'{range_text} for expect "{p.expect}"')
         return None
-    if not _is_int(turn) or not 1 <= turn <= len(group.prompts):
-        p.add("turn", range_text, turn)
+    turn = _as_int(found)
+    if turn is None or not 1 <= turn <= count:
+        p.add("turn", range_text, found)
         return None
     if kind is not None and kind != "skill-read" and group.type == "description":
         p.add("turn", "no turn on a description group (only skill-read takes a turn there)", turn)
@@ -212,8 +224,9 @@ def _check_resource_read(p: _Parsing) -> None:
     elif resource in ("skill", "context") and p.variant is not None:
         items = p.variant.skills if resource == "skill" else p.variant.context
         noun = "skills" if resource == "skill" else "context items"
-        if _is_int(index) and 0 <= index < len(items):
-            p.fields["index"] = index
+        number = _as_int(index)
+        if number is not None and 0 <= number < len(items):
+            p.fields["index"] = number
         else:
             p.add("index", f"an index into the {len(items)} declared {noun} of {p.variant.name}", index)
     path = p.get("path")
@@ -313,8 +326,11 @@ def _check_context_text(p: _Parsing) -> None:
     else:
         p.add("surface", _one_of(SURFACES), surface)
     request = p.raw.get("request", "last")
-    if request in ("first", "last") or (_is_int(request) and request >= 1):
+    number = _as_int(request)
+    if isinstance(request, str) and request in ("first", "last"):
         p.fields["request"] = request
+    elif number is not None and number >= 1:
+        p.fields["request"] = number
     else:
         p.add("request", '"first", "last" or a positive request number', request)
 

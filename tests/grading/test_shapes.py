@@ -33,10 +33,12 @@ VALID = [
     {"kind": "tool-call", "expect": "called", "tool": "write", "argumentContains": [], "argumentNotContains": ["x"]},
     {"kind": "context-text", "expect": "contains", "value": "x", "surface": "provider-context", "request": "first"},
     {"kind": "context-text", "expect": "equals", "value": "x", "request": 3, "comparison": "a-b-1"},
+    {"kind": "context-text", "expect": "equals", "value": "x", "request": 2.0},
+    {"kind": "resource-read", "expect": "read", "resource": "skill", "index": 1.0, "path": "SKILL.md"},
 ]
 
 
-@pytest.mark.parametrize("raw", VALID, ids=[f"{r['kind']}-{r['expect']}" for r in VALID])
+@pytest.mark.parametrize("raw", VALID, ids=[f"{i}-{r['kind']}-{r['expect']}" for i, r in enumerate(VALID)])
 def test_valid_expectations_have_no_problems(raw: dict[str, Any]) -> None:
     raw = {"id": "e", "variant": "candidate", **raw}
     assert check_expectation(group([raw]), expectation(raw)) == []
@@ -55,17 +57,21 @@ BAD: list[tuple[str, dict[str, Any], dict[str, Any], list[str]]] = [
      ['/expectations/0/comparison: expected a comparison ID (lowercase letters, digits and single hyphens, '
       'at most 64 characters), found "Bad--id"']),
     ("timed-skill-read-without-turn", {"kind": "skill-read", "expect": "by-turn"}, {},
-     ['/expectations/0/turn: expected a turn number from 1 to 3 for expect "by-turn", found nothing']),
+     ['/expectations/0/turn: expected a turn from 1 to 3 for expect "by-turn", found nothing']),
     ("never-with-turn", {"kind": "skill-read", "expect": "never", "turn": 2}, {},
      ['/expectations/0/turn: expected no turn with expect "never", found 2']),
     ("turn-too-large", {"kind": "response-text", "expect": "contains", "value": "x", "turn": 4}, {},
-     ["/expectations/0/turn: expected a turn number from 1 to 3, found 4"]),
+     ["/expectations/0/turn: expected a turn from 1 to 3, found 4"]),
     ("turn-zero", {"kind": "skill-read", "expect": "on-turn", "turn": 0}, {},
-     ["/expectations/0/turn: expected a turn number from 1 to 3, found 0"]),
+     ["/expectations/0/turn: expected a turn from 1 to 3, found 0"]),
     ("turn-bool", {"kind": "skill-read", "expect": "on-turn", "turn": True}, {},
-     ["/expectations/0/turn: expected a turn number from 1 to 3, found true"]),
+     ["/expectations/0/turn: expected a turn from 1 to 3, found true"]),
     ("turn-string", {"kind": "skill-read", "expect": "on-turn", "turn": "1"}, {},
-     ['/expectations/0/turn: expected a turn number from 1 to 3, found "1"']),
+     ['/expectations/0/turn: expected a turn from 1 to 3, found "1"']),
+    ("turn-fraction", {"kind": "skill-read", "expect": "on-turn", "turn": 1.5}, {},
+     ["/expectations/0/turn: expected a turn from 1 to 3, found 1.5"]),
+    ("single-turn-input", {"kind": "skill-read", "expect": "on-turn", "turn": 2}, {"prompts": ("only",)},
+     ["/expectations/0/turn: expected turn 1 (the input has one turn), found 2"]),
     ("turn-on-description-group", {"kind": "path", "expect": "exists", "path": "a", "turn": 1}, {"type": "description"},
      ["/expectations/0/turn: expected no turn on a description group (only skill-read takes a turn there), found 1"]),
     ("target-null", {"kind": "skill-read", "expect": "never", "variant": "baseline"}, {"baseline_target": None},
@@ -142,7 +148,7 @@ BAD: list[tuple[str, dict[str, Any], dict[str, Any], list[str]]] = [
       "id, kind, turn, variant), found 1"]),
     ("several-problems-in-order", {"kind": "tool-call", "expect": "calls", "turn": 9, "argumentContains": [2]}, {},
      ['/expectations/0/expect: expected one of "called", "succeeded", "failed", "not-called", found "calls"',
-      "/expectations/0/turn: expected a turn number from 1 to 3, found 9",
+      "/expectations/0/turn: expected a turn from 1 to 3, found 9",
       "/expectations/0/tool: expected a tool name, found nothing",
       "/expectations/0/argumentContains/0: expected a string, found 2"]),
 ]
