@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any, Mapping, Sequence
 
 from ..definitions import Expectation
-from .jsonvalue import json_equal, show
+from .jsonvalue import as_text, json_equal, show
 from .results import ComparisonResult, ExpectationResult, GradeError
 
 # Fields that name or place an expectation rather than say what it checks.
@@ -19,7 +19,7 @@ _IDENTITY_FIELDS = frozenset({"id", "variant", "comparison"})
 
 def _label(expectation: Expectation) -> str:
     variant = expectation.variant if isinstance(expectation.variant, str) else show(expectation.variant)
-    return f'{variant} "{expectation.id}"'
+    return f'{variant} "{as_text(expectation.id)}"'
 
 
 def _pairing_problem(members: Sequence[Expectation]) -> str | None:
@@ -76,8 +76,8 @@ def compare_expectations(
         expectations = [e for e, _ in pair]
         baselines = [(e, r) for e, r in pair if e.variant == "baseline"]
         candidates = [(e, r) for e, r in pair if e.variant == "candidate"]
-        base_id = baselines[0][0].id if len(baselines) == 1 else None
-        cand_id = candidates[0][0].id if len(candidates) == 1 else None
+        base_id = as_text(baselines[0][0].id) if len(baselines) == 1 else None
+        cand_id = as_text(candidates[0][0].id) if len(candidates) == 1 else None
         problem = _pairing_problem(expectations)
         if problem is not None:
             errors.append(GradeError("comparison", cid, None, f'comparison "{cid}": {problem}'))

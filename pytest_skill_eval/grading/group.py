@@ -13,21 +13,17 @@ from typing import Any, Mapping
 from ..definitions import VARIANTS, Expectation, Group
 from ..observation import RunObservation
 from .comparisons import compare_expectations
-from .jsonvalue import show
+from .jsonvalue import as_text
 from .kinds import GradeProblem, describe_expected, judge
 from .results import ExpectationResult, GradeError, GroupGrade
 from .shapes import parse_check
 
 
-def _text(value: Any) -> str:
-    return value if isinstance(value, str) else show(value)
-
-
 def _result(expectation: Expectation, status: str, expected: str, observed: str, **extra: Any) -> ExpectationResult:
     return ExpectationResult(
-        id=_text(expectation.id),
-        kind=_text(expectation.kind),
-        variant=_text(expectation.variant),
+        id=as_text(expectation.id),
+        kind=as_text(expectation.kind),
+        variant=as_text(expectation.variant),
         status=status,  # type: ignore[arg-type]
         expected=expected,
         observed=observed,
@@ -82,7 +78,7 @@ def grade_group(group: Group, observations: Mapping[str, RunObservation]) -> Gro
     except Exception as exc:  # noqa: BLE001 - see module docstring
         group_id = getattr(group, "id", None)
         return GroupGrade(
-            group_id=_text(group_id),
+            group_id=as_text(group_id),
             state="grade-error",
             errors=(GradeError("system", None, None, f"grading raised {type(exc).__name__}: {exc}"),),
         )
@@ -95,9 +91,8 @@ def _grade_group(group: Group, observations: Mapping[str, RunObservation]) -> Gr
         observation = observations.get(name)
         run_states[name] = "not-observed" if observation is None else observation.state
         if observation is not None and observation.variant != name:
-            errors.append(
-                GradeError("group", group.id, name, f"the {name} observation records the {observation.variant} variant")
-            )
+            message = f"the {name} observation records the {observation.variant} variant"
+            errors.append(GradeError("group", as_text(group.id), name, message))
 
     graded: list[tuple[Expectation, ExpectationResult]] = []
     for expectation in group.expectations:
@@ -109,7 +104,7 @@ def _grade_group(group: Group, observations: Mapping[str, RunObservation]) -> Gr
     comparisons, comparison_errors = compare_expectations(graded, run_states)
     errors.extend(comparison_errors)
     return GroupGrade(
-        group_id=group.id,
+        group_id=as_text(group.id),
         state="grade-error" if errors else "graded",
         expectations=tuple(result for _, result in graded),
         comparisons=tuple(comparisons),

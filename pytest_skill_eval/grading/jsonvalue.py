@@ -108,3 +108,8 @@ def show(value: Any, limit: int = 80) -> str:
     except (TypeError, ValueError, RecursionError):
         text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def as_text(value: Any) -> str:
+    """*value* itself when it is a string, else its short JSON rendering (ids in results)."""
+    return value if isinstance(value, str) else show(value)

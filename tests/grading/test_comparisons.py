@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pytest
@@ -22,8 +23,6 @@ def pair(expect: str = "never", comparison: str = "target-read", **extra: Any) -
 
 
 def as_variant(obs: Any, name: str) -> Any:
-    from dataclasses import replace
-
     return replace(obs, variant=name)
 
 

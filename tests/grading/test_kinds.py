@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 import pytest
@@ -153,8 +153,7 @@ def test_resource_read(case: Case) -> None:
 
 
 def test_resource_read_index_without_recorded_root_is_grade_error() -> None:
-    obs = observation()
-    obs = RunObservation(**{**{f: getattr(obs, f) for f in obs.__slots__}, "skill_roots": ("/run/skills/0",)})
+    obs = replace(observation(), skill_roots=("/run/skills/0",))
     result = grade_one(resource("read", "skill", "SKILL.md", 1), obs)
     assert result.status == "grade-error"
     assert result.error == "skill index 1 has no root: the run recorded 1 skill root"
