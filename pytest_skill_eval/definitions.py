@@ -780,12 +780,13 @@ def _translate(error: jsonschema.ValidationError) -> Iterable[Problem]:
     pointer = "".join(f"/{_escape(str(part))}" for part in error.absolute_path)
     schema = error.schema if isinstance(error.schema, dict) else {}
     keyword = error.validator
-    instance = error.instance
+    instance: Any = error.instance
+    expected_value: Any = error.validator_value
     if keyword == "required":
         properties = schema.get("properties", {})
         return [
             Problem(f"{pointer}/{_escape(key)}", f"expected {_expected(properties.get(key, {}))}, found no {_quote(key)} field")
-            for key in error.validator_value
+            for key in expected_value
             if key not in instance
         ]
     if keyword == "additionalProperties":
@@ -805,7 +806,8 @@ def _translate(error: jsonschema.ValidationError) -> Iterable[Problem]:
                 problems.append(
                     Problem(f"{pointer}/{index}", f"expected each item once, found {_describe(item)} again (first at {pointer}/{earlier})")
                 )
-        return problems
+        # JSON Schema equality is looser than JSON text (1 == 1.0); never drop the error.
+        return problems or [Problem(pointer, "expected each item once, found a repeated item")]
     if keyword == "oneOf" and "oneOf" in schema.get("x-checked-by-loader", ()):
         return []  # a loader check words this one (see _input_problems)
     if "propertyNames" in error.relative_schema_path:
@@ -817,9 +819,9 @@ def _translate(error: jsonschema.ValidationError) -> Iterable[Problem]:
     if keyword == "enum":
         reserved = schema.get("x-reserved", {})
         note = f" ({reserved[instance]})" if isinstance(instance, str) and instance in reserved else ""
-        return [Problem(pointer, f"expected {_one_of(error.validator_value)}, found {found}{note}")]
+        return [Problem(pointer, f"expected {_one_of(expected_value)}, found {found}{note}")]
     if keyword == "const":
-        return [Problem(pointer, f"expected {_json(error.validator_value)}, found {found}")]
+        return [Problem(pointer, f"expected {_json(expected_value)}, found {found}")]
     return [Problem(pointer, f"expected {_expected(schema)}, found {found}")]
 
 
@@ -843,7 +845,7 @@ def _expected(schema: Any) -> str:
         if isinstance(types, str):
             return _TYPE_WORDS.get(types, types)
         if isinstance(types, list):
-            return " or ".join(_TYPE_WORDS.get(t, t) for t in types)
+            return " or ".join(_TYPE_WORDS.get(str(t), str(t)) for t in types)
     return "a valid value"
 
 
