@@ -79,32 +79,34 @@ def run_group(group: Group, position: int, cfg: EngineConfig) -> GroupOutcome:
     scratch = Path(tempfile.mkdtemp(prefix="skill-eval-"))
     outcomes: dict[str, VariantOutcome] = {}
     try:
-        fixture_error: str | None = None
+        shared_error: str | None = None
         fixture = scratch / "fixture"
         fixture.mkdir()
-        if group.fixture is not None:
-            try:
+        bundles = scratch / "bundles"
+        try:
+            if group.fixture is not None:
                 _snapshot_fixture(cfg.root, group.fixture, fixture)
-            except (SkillEvalError, OSError) as exc:
-                fixture_error = f"fixture {group.fixture!r}: {exc}"
+        except (SkillEvalError, OSError) as exc:
+            shared_error = f"fixture {group.fixture!r}: {exc}"
+        try:
+            _snapshot_bundles(cfg.root, group, bundles)
+            if shared_error is None:
+                shared_error = check_description_revision(group, scratch / "revision-check", cfg)
+        except (SkillEvalError, OSError) as exc:
+            shared_error = shared_error or str(exc)
         for name in VARIANTS:
             run_dir = group_dir / name
             if name not in cfg.selected:
                 outcomes[name] = _persist_state(run_dir, group, name, "not-selected", "excluded by variant selection")
-            elif fixture_error is not None:
-                outcomes[name] = _persist_state(run_dir, group, name, "invalid", fixture_error)
+            elif shared_error is not None:
+                outcomes[name] = _persist_state(run_dir, group, name, "invalid", shared_error)
             else:
-                outcomes[name] = _run_variant(group, group.variant(name), fixture, scratch / name, run_dir, cfg)
+                outcomes[name] = _run_variant(group, group.variant(name), fixture, bundles, scratch / name, run_dir, cfg)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    observations = {
-        name: evidence.load_observation(group_dir / name)
-        for name in VARIANTS
-        if (group_dir / name / "run.json").exists()
-    }
-    grade = grade_group(group, observations)
+    grade = _grade_safely(group, group_dir)
     evidence.write_json(group_dir / "grade.json", grade.to_json())
-    state = group_state([o.state for o in outcomes.values()], fixture_failed=fixture_error is not None)
+    state = group_state([o.state for o in outcomes.values()], fixture_failed=shared_error is not None)
     evidence.write_json(
         group_dir / "group.json",
         {
@@ -119,6 +121,22 @@ def run_group(group: Group, position: int, cfg: EngineConfig) -> GroupOutcome:
         },
     )
     return GroupOutcome(group, position, state, group_dir, outcomes, grade)
+
+
+def _grade_safely(group: Group, group_dir: Path) -> Any:
+    """Grade from persisted evidence; a thrown failure becomes explicit grade-error evidence."""
+    from .grading import GradeError, GroupGrade, grade_group
+
+    try:
+        observations = {
+            name: evidence.load_observation(group_dir / name)
+            for name in VARIANTS
+            if (group_dir / name / "run.json").exists()
+        }
+        return grade_group(group, observations)
+    except Exception as exc:  # noqa: BLE001 - any grading crash must become evidence, not a traceback
+        error = GradeError(scope="system", owner=None, variant=None, message=f"grading failed: {type(exc).__name__}: {exc}")
+        return GroupGrade(group_id=group.id, state="grade-error", expectations=(), comparisons=(), errors=(error,))
 
 
 def group_state(states: Iterable[str], *, fixture_failed: bool = False) -> str:
@@ -146,6 +164,100 @@ def _snapshot_fixture(root: Path, rel: str, dest: Path) -> None:
         copy_working_tree(root, rel, dest)
 
 
+def _snapshot_bundles(root: Path, group: Group, dest: Path) -> None:
+    """Extension bundles: snapshotted once per group, copied byte-identically to each variant."""
+    from .sources import copy_working_tree
+
+    for i, bundle in enumerate(group.runtime.extensions):
+        for rel in bundle.resources:
+            copy_working_tree(root, rel, dest / str(i) / rel)
+        if not (dest / str(i) / bundle.entry).is_file():
+            raise SourceError(f"extension bundle {i}: entry {bundle.entry!r} is not inside its declared resources")
+
+
+def context_files(items: list[Path]) -> list[dict[str, str]]:
+    """Declared context as pi's project instructions: files in declared order, directories sorted."""
+    files: list[dict[str, str]] = []
+    for item in items:
+        paths = [item] if item.is_file() else sorted(p for p in item.rglob("*") if p.is_file())
+        for path in paths:
+            try:
+                content = path.read_text(encoding="utf-8")
+            except UnicodeDecodeError:
+                raise _Invalid(f"context file {path.name} is not valid UTF-8") from None
+            files.append({"path": str(path), "content": content})
+    return files
+
+
+def split_frontmatter(text: str) -> tuple[list[str], str]:
+    """Frontmatter lines and body of a SKILL.md (no YAML parser: we compare lines, not values)."""
+    if not text.startswith("---\n"):
+        return [], text
+    end = text.find("\n---", 4)
+    if end < 0:
+        return [], text
+    after = text.find("\n", end + 4)
+    return text[4:end].split("\n"), text[after + 1 :] if after >= 0 else ""
+
+
+def _without_description(lines: list[str]) -> list[str]:
+    kept, skipping = [], False
+    for line in lines:
+        if line.startswith("description:"):
+            skipping = True
+            continue
+        if skipping and (line.startswith((" ", "\t")) or not line.strip()):
+            continue  # folded/continued description value
+        skipping = False
+        kept.append(line)
+    return kept
+
+
+def describe_revision_difference(before: Path, after: Path) -> str | None:
+    """None when two target snapshots differ only in the frontmatter description text."""
+    files_a, files_b = evidence.read_files(before), evidence.read_files(after)
+    if set(files_a) != set(files_b):
+        only = sorted(set(files_a) ^ set(files_b))
+        return "the target snapshots hold different files: " + ", ".join(only)
+    differences: list[str] = []
+    for rel in sorted(files_a):
+        if files_a[rel] == files_b[rel]:
+            continue
+        if rel != "SKILL.md":
+            differences.append(f"resource {rel} differs")
+            continue
+        fm_a, body_a = split_frontmatter(files_a[rel].decode("utf-8", "replace"))
+        fm_b, body_b = split_frontmatter(files_b[rel].decode("utf-8", "replace"))
+        if body_a != body_b:
+            differences.append("SKILL.md body differs")
+        if _without_description(fm_a) != _without_description(fm_b):
+            differences.append("SKILL.md frontmatter differs beyond description")
+    return "; ".join(differences) or None
+
+
+def check_description_revision(group: Group, scratch: Path, cfg: EngineConfig) -> str | None:
+    """Spec: in a description group where both variants declare the target, only its description may change."""
+    if group.type != "description" or group.baseline.target is None or group.candidate.target is None:
+        return None
+    snapshots = []
+    for variant in (group.baseline, group.candidate):
+        dest = scratch / variant.name
+        _copy_from_source(variant, cfg)(variant.skills[variant.target], dest)  # type: ignore[index]
+        snapshots.append(dest)
+    problem = describe_revision_difference(*snapshots)
+    if problem:
+        return f"description group: the baseline and candidate targets must differ only in their frontmatter description ({problem})"
+    return None
+
+
+def _copy_from_source(variant: Variant, cfg: EngineConfig) -> Callable[[str, Path], None]:
+    from .sources import GitSource, copy_working_tree
+
+    if variant.source.kind == "git":
+        return GitSource(cfg.root, variant.source.ref or "").copy
+    return lambda rel, dest: copy_working_tree(cfg.root, rel, dest)
+
+
 def _persist_state(run_dir: Path, group: Group, name: VariantName, state: str, reason: str) -> VariantOutcome:
     evidence.write_json(
         run_dir / "run.json",
@@ -155,18 +267,14 @@ def _persist_state(run_dir: Path, group: Group, name: VariantName, state: str, r
 
 
 def _materialise_resources(group: Group, variant: Variant, base: Path, cfg: EngineConfig) -> tuple[list[Path], list[Path], dict[str, Any]]:
-    from .sources import GitSource, SourceIdentity, copy_working_tree
+    from .sources import GitSource, SourceIdentity
 
     skills_dir, context_dir = base / "resources" / "skills", base / "resources" / "context"
+    copy = _copy_from_source(variant, cfg)
     if variant.source.kind == "git":
-        git = GitSource(cfg.root, variant.source.ref or "")
-        identity = git.identity(cfg.root)
-        copy: Callable[[str, Path], None] = git.copy
+        identity = GitSource(cfg.root, variant.source.ref or "").identity(cfg.root)
     else:
         identity = SourceIdentity("working-tree", None, None, str(cfg.root))
-
-        def copy(rel: str, dest: Path) -> None:
-            copy_working_tree(cfg.root, rel, dest)
 
     skills: list[Path] = []
     for i, rel in enumerate(variant.skills):
@@ -183,7 +291,7 @@ def _materialise_resources(group: Group, variant: Variant, base: Path, cfg: Engi
     return skills, contexts, identity.to_json()
 
 
-def _run_variant(group: Group, variant: Variant, fixture: Path, base: Path, run_dir: Path, cfg: EngineConfig) -> VariantOutcome:
+def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, base: Path, run_dir: Path, cfg: EngineConfig) -> VariantOutcome:
     name = variant.name
     cfg.progress(f"{group.id} [{name}] preparing")
     workspace, agent_dir, home = base / "workspace", base / "agent", base / "home"
@@ -197,6 +305,7 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, base: Path, run_
         if missing:
             raise _Invalid(f"inherited environment variable(s) not set: {', '.join(missing)}")
         inherited = {n: cfg.env[n] for n in group.runtime.environment.inherit}
+        contexts_text = context_files(contexts)
         provider, model_id, providers = cfg.models.providers_for(group)
         host = cfg.host()
     except (_Invalid, SourceError, ScriptError) as exc:
@@ -209,10 +318,17 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, base: Path, run_
         return VariantOutcome(name, "infrastructure-failed", str(exc), run_dir)
 
     target_file = skills[variant.target] / "SKILL.md" if variant.target is not None else None
-    resources = skills + contexts
+    extension_root = base / "extensions"
+    if bundles.exists():
+        shutil.copytree(bundles, extension_root)
+    bundle_entries = [extension_root / str(i) / b.entry for i, b in enumerate(group.runtime.extensions)]
+    resources = skills + contexts + ([extension_root] if bundles.exists() else [])
     before = {str(p): evidence.fingerprint_tree(p) for p in resources}
     guard_config = base / "guard.json"
-    evidence.write_json(guard_config, allowed_roots_config(workspace, resources))
+    evidence.write_json(guard_config, {**allowed_roots_config(workspace, skills + contexts), "context": contexts_text})
+    observe = any(e.kind == "context-text" for e in group.expectations)
+    observer_out = base / "observations.jsonl"
+    extensions = [bundled_extension("guard.mjs"), *bundle_entries] + ([bundled_extension("observer.mjs")] if observe else [])
     write_agent_config(agent_dir, home, providers, user_models=cfg.user_models, auth_file=cfg.auth_file)
     session_dir = base / "session" if group.runtime.session else None
     plan = LaunchPlan(
@@ -222,7 +338,7 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, base: Path, run_
         agent_dir=agent_dir,
         home=home,
         skills=tuple(skills),
-        extensions=(bundled_extension("guard.mjs"),),
+        extensions=tuple(extensions),
         tools=group.tools,
         provider=provider,
         model=model_id,
@@ -231,7 +347,7 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, base: Path, run_
         prompts=group.prompts,
         literal_env=group.runtime.environment.literal,
         inherited_env=inherited,
-        extra_env=(("SKILL_EVAL_GUARD_CONFIG", str(guard_config)),),
+        extra_env=(("SKILL_EVAL_GUARD_CONFIG", str(guard_config)), ("SKILL_EVAL_OBSERVER_OUT", str(observer_out))),
     )
     turn_scoped = any(e.turn is not None and e.variant == name for e in group.expectations)
 
@@ -264,6 +380,11 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, base: Path, run_
         run = run_rpc(plan, sent, cfg.safeguards, before_first_turn=deliver, after_turn=after_turn)
     if veto:
         record.update(state="invalid", reason=veto[0])
+    if observe:
+        _persist_observations(observer_out, run_dir / "context-observations.json")
+    if session_dir is not None and session_dir.exists():
+        evidence.copy_tree_atomic(session_dir, run_dir / "session")
+    record["context_files"] = [c["path"] for c in contexts_text]
     _persist_run(plan, run, record, before, resources, target_file, contexts, skills, workspace, run_dir, started, inherited)
     if run.outcome == "cancelled":
         raise KeyboardInterrupt  # evidence is safe on disk; no queued subject may start
@@ -328,6 +449,19 @@ def _persist_run(plan: LaunchPlan, run: HostRun, record: dict[str, Any], before:
     if inherited:
         _redact_tree(run_dir, redact)
     evidence.write_atomic(run_dir / "run.json", redact(evidence.dump_json(record)))
+
+
+def _persist_observations(source: Path, dest: Path) -> None:
+    """The observer's per-request records, as grading reads them (system prompt per request)."""
+    import json
+
+    requests = []
+    if source.exists():
+        for line in source.read_text(encoding="utf-8").splitlines():
+            item = json.loads(line)
+            if item.get("kind") == "request":
+                requests.append({k: item[k] for k in ("turn", "request", "system_prompt", "provider_context")})
+    evidence.write_json(dest, requests)
 
 
 def _redactor(values: Iterable[str]) -> Callable[[bytes], bytes]:

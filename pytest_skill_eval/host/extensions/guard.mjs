@@ -42,6 +42,12 @@ function inside(p, root) {
 }
 
 export default function guard(pi) {
+  // Declared context replaces ambient project instructions: pi renders it exactly where
+  // AGENTS.md files would appear (<project_context>), in declared order.
+  pi.on("before_agent_start", async (event) => {
+    event.systemPromptOptions.contextFiles = (config.context ?? []).map((c) => ({ path: c.path, content: c.content }));
+    return undefined;
+  });
   pi.on("tool_call", async (event, ctx) => {
     const name = event.toolName;
     if (name !== "read" && name !== "write" && name !== "edit") return undefined;
