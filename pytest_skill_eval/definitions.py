@@ -61,6 +61,7 @@ __all__ = [
     "load_group",
     "load_suite",
     "load_suite_groups",
+    "parse_document",
     "read_document",
     "select_group",
     "select_variants",

@@ -129,7 +129,7 @@ def _assert_loads_or_reports(path: Path, root: Path) -> None:
             assert isinstance(result, (Group, Suite))
 
 
-SETTINGS = settings(max_examples=2000, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+SETTINGS = settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
 @SETTINGS
