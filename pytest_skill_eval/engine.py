@@ -94,16 +94,37 @@ def run_group(group: Group, position: int, cfg: EngineConfig) -> GroupOutcome:
                 shared_error = check_description_revision(group, scratch / "revision-check", cfg)
         except (SkillEvalError, OSError) as exc:
             shared_error = shared_error or str(exc)
+        cancelled = False
         for name in VARIANTS:
             run_dir = group_dir / name
             if name not in cfg.selected:
                 outcomes[name] = _persist_state(run_dir, group, name, "not-selected", "excluded by variant selection")
+            elif cancelled:
+                outcomes[name] = _persist_state(run_dir, group, name, "cancelled", "cancelled before it started")
             elif shared_error is not None:
                 outcomes[name] = _persist_state(run_dir, group, name, "invalid", shared_error)
             else:
-                outcomes[name] = _run_variant(group, group.variant(name), fixture, bundles, scratch / name, run_dir, cfg)
+                try:
+                    outcomes[name] = _run_variant(group, group.variant(name), fixture, bundles, scratch / name, run_dir, cfg)
+                except KeyboardInterrupt:
+                    # the run's observed evidence is already persisted; no queued subject starts
+                    cancelled = True
+                    if (run_dir / "run.json").exists():
+                        run = evidence.read_json(run_dir / "run.json")
+                        outcomes[name] = VariantOutcome(name, run["state"], run.get("reason"), run_dir)
+                    else:
+                        outcomes[name] = _persist_state(run_dir, group, name, "cancelled", "cancelled while preparing")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    outcome = _publish_group(group, position, group_dir, outcomes, shared_error)
+    if cancelled:
+        raise KeyboardInterrupt
+    return outcome
+
+
+def _publish_group(group: Group, position: int, group_dir: Path, outcomes: dict[str, VariantOutcome],
+                   shared_error: str | None) -> GroupOutcome:
+    """Grade from persisted evidence, then write grade.json and group.json (in that order)."""
     grade = _grade_safely(group, group_dir)
     evidence.write_json(group_dir / "grade.json", grade.to_json())
     state = group_state([o.state for o in outcomes.values()], fixture_failed=shared_error is not None)
