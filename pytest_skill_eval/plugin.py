@@ -1,7 +1,8 @@
 """pytest layer: options, collection, one item per group, outcome policy, reporting.
 
 This module only orchestrates: loading is ``definitions``, running is ``engine``,
-judging is ``grading``, the tree on disk is ``evidence``.
+judging is ``policy``, the tree on disk is ``evidence``; per-run state and reporting
+live in ``session``.
 """
 
 from __future__ import annotations
@@ -12,23 +13,22 @@ from typing import Any, Iterator
 import pytest
 
 from .definitions import VARIANTS, Group, definition_kind, load_group, load_suite
-from .errors import DefinitionError, SkillEvalError
-from .policy import FAIL_ON_CHOICES, ItemVerdict, judge_group
-from .session import SESSION_KEY, SkillEvalSession
-
-RESULT_ID_KEY = "skill_eval_result_id"
+from .errors import DefinitionError, Problem, SkillEvalError
+from .policy import FAIL_ON_CHOICES, STATUS_PROPERTY, Verdict
+from .session import RESULT_ID_KEY, SESSION_KEY, JUnitEntries, SkillEvalSession
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("skill-eval", "skill evaluation through the pi host")
     group.addoption("--skill-eval", action="append", default=[], metavar="PATH",
-                    help="Suite or group definition to collect (repeatable)")
+                    help="Suite or group definition (or a directory of suites) to run; repeatable; "
+                         "replaces the skill_eval_paths ini setting")
     group.addoption("--skill-eval-group", metavar="ID|POSITION", default=None,
-                    help="Select one suite group by id or one-based position")
+                    help="Run one group of the declared suite, by id or one-based position")
     group.addoption("--skill-eval-variant", choices=VARIANTS, default=None,
                     help="Run only this variant; the other is recorded as not-selected")
     group.addoption("--skill-eval-fail-on", choices=FAIL_ON_CHOICES, default=None,
-                    help="Which expectation failures fail a group item (default: candidate)")
+                    help="Which failed expectations fail a group: candidate (default), regression, any or never")
     group.addoption("--skill-eval-host", metavar="PATH", default=None,
                     help="pi host to use: an npm prefix holding pi, or the pi CLI (default: managed install)")
     group.addoption("--skill-eval-no-install", action="store_true", default=False,
@@ -39,7 +39,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="A pi auth.json copied into each variant's agent dir (never into evidence)")
     group.addoption("--skill-eval-stall-timeout", type=float, default=None, metavar="SECONDS",
                     help="Stop a subject that makes no progress for this long (default: 900)")
-    parser.addini("skill_eval_paths", "Suites or groups collected by plain pytest", type="paths", default=[])
+    parser.addini("skill_eval_paths", "Suites or groups collected by plain pytest (like testpaths)", type="paths", default=[])
     parser.addini("skill_eval_fail_on", "Default for --skill-eval-fail-on", default="candidate")
     parser.addini("skill_eval_host", "Default for --skill-eval-host", default="")
 
@@ -48,19 +48,16 @@ def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "skill_eval: a skill evaluation group (added by pytest-skill-eval)")
     config.addinivalue_line("markers", "skill_eval_description: a description group (added by pytest-skill-eval)")
     config.addinivalue_line("markers", "skill_eval_body: a body group (added by pytest-skill-eval)")
-    declared = [Path(p) for p in config.getoption("skill_eval")] + list(config.getini("skill_eval_paths"))
-    if not declared:
+    session = SkillEvalSession.from_config(config)
+    if session is None:
         return
-    workerinput = getattr(config, "workerinput", None)
-    result_id = workerinput.get(RESULT_ID_KEY) if workerinput else None
-    session = SkillEvalSession.from_config(config, declared, result_id=result_id, is_worker=workerinput is not None)
     config.stash[SESSION_KEY] = session
     config.pluginmanager.register(session, "skill-eval-session")
-    if config.getoption("skill_eval") and config.args_source != pytest.Config.ArgsSource.ARGS:
-        # `pytest --skill-eval suite.json` means "run this suite", not "and every test too"
-        config.args[:] = [str(p) for p in session.declared]
-    else:
-        config.args.extend(str(p) for p in session.declared if str(p) not in config.args)
+    config.pluginmanager.register(session.progress, "skill-eval-progress")
+    if config.getoption("xmlpath", None) and not session.is_worker:
+        config.pluginmanager.register(JUnitEntries(session), "skill-eval-junit")
+    config.args[:] = session.narrow_args(list(config.args), config.args_source,
+                                         from_option=bool(config.getoption("skill_eval")))
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -71,6 +68,13 @@ def pytest_configure_node(node: Any) -> None:
         node.workerinput[RESULT_ID_KEY] = session.result_id
 
 
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    session = config.stash.get(SESSION_KEY, None)
+    if session is not None and session.ignores(collection_path):
+        return True
+    return None
+
+
 def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Collector | None:
     session = parent.config.stash.get(SESSION_KEY, None)
     if session is None or file_path.suffix != ".json" or not session.claims(file_path):
@@ -78,97 +82,145 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     return SkillEvalFile.from_parent(parent, path=file_path)
 
 
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[pytest.TestReport]:
+    """Setup errors of groups read as their own text: pytest would show a traceback of setup()."""
+    report: pytest.TestReport = yield  # type: ignore[misc]
+    excinfo = call.excinfo
+    if (call.when == "setup" and excinfo is not None and isinstance(item, (SkillEvalItem, BrokenGroupItem))
+            and isinstance(excinfo.value, (SkillEvalGroupError, SkillEvalError))):
+        report.longrepr = str(excinfo.value)
+    return report  # type: ignore[return-value]
+
+
 class SkillEvalFile(pytest.File):
-    """A suite or group definition file: one item per group."""
+    """A suite or group definition file: one item per (selected) group."""
 
     def collect(self) -> Iterator[pytest.Item]:
         session: SkillEvalSession = self.config.stash[SESSION_KEY]
-        kind = definition_kind(self.path)
-        if kind == "suite":
-            suite = load_suite(self.path, session.root)
-            refs = session.select_refs(suite)
-            seen: dict[str, str] = {}
-            for ref in refs:
-                position = session.position_for(ref.path)
-                try:
-                    group = load_group(ref.path, session.root)
-                except DefinitionError as exc:
-                    yield BrokenGroupItem.from_parent(self, name=ref.ref, error=exc)
-                    continue
-                if group.id in seen:
-                    err = DefinitionError(str(self.path), [_dup_problem(ref.position, group.id, seen[group.id])])
-                    yield BrokenGroupItem.from_parent(self, name=ref.ref, error=err)
-                    continue
-                seen[group.id] = ref.ref
-                yield SkillEvalItem.from_parent(self, name=group.id, group=group, position=position)
-        else:
-            session.check_direct_group(self.path)
+        if definition_kind(self.path) == "group":
+            base = session.position_base(self.path, 1)
             group = load_group(self.path, session.root)
-            yield SkillEvalItem.from_parent(self, name=group.id, group=group, position=session.position_for(self.path))
+            yield SkillEvalItem.from_parent(self, name=group.id, group=group, position=base + 1, lineno=0)
+            return
+        suite = load_suite(self.path, session.root)
+        base = session.position_base(self.path, len(suite.groups))
+        text = self.path.read_text(encoding="utf-8")
+        first: dict[str, str] = {}
+        for ref in session.selected_refs(suite):
+            lineno = _line_of(text, ref.ref)
+            try:
+                group = load_group(ref.path, session.root)
+            except DefinitionError as exc:
+                yield BrokenGroupItem.from_parent(self, name=ref.ref, error=exc, lineno=lineno)
+                continue
+            if group.id in first:
+                problem = Problem(f"/groups/{ref.position - 1}",
+                                  f"expected unique group ids, found {group.id!r} again (first in {first[group.id]})")
+                yield BrokenGroupItem.from_parent(self, name=ref.ref, error=DefinitionError(str(self.path), [problem]),
+                                                  lineno=lineno)
+                continue
+            first[group.id] = ref.ref
+            yield SkillEvalItem.from_parent(self, name=group.id, group=group, position=base + ref.position, lineno=lineno)
+
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
+        if isinstance(excinfo.value, SkillEvalError):
+            return str(excinfo.value)
+        return super().repr_failure(excinfo)
 
 
-def _dup_problem(position: int, group_id: str, first: str) -> Any:
-    from .errors import Problem
-
-    return Problem(f"/groups/{position - 1}", f"expected unique group ids, found {group_id!r} again (first in {first})")
+def _line_of(text: str, ref: str) -> int:
+    """Zero-based line of a group reference in its suite file (for failure locations)."""
+    needle = f'"{ref}"'
+    for number, line in enumerate(text.splitlines()):
+        if needle in line:
+            return number
+    return 0
 
 
 class SkillEvalItem(pytest.Item):
-    """One group: setup runs its variants (infrastructure problems are errors), call judges."""
+    """One group. Setup runs its selected variants (problems there are errors); call judges."""
 
-    def __init__(self, *, group: Group, position: int, **kwargs: Any) -> None:
+    def __init__(self, *, group: Group, position: int, lineno: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.group = group
         self.position = position
-        self.verdict: ItemVerdict | None = None
+        self.lineno = lineno
+        self.verdict: Verdict | None = None
         self.add_marker(pytest.mark.skill_eval)
         self.add_marker(getattr(pytest.mark, f"skill_eval_{group.type}"))
 
+    def _variants_text(self) -> str:
+        session: SkillEvalSession = self.config.stash[SESSION_KEY]
+        return ", ".join(n if n in session.selected else f"{n} (not-selected)" for n in VARIANTS)
+
+    def __repr__(self) -> str:
+        return f"<{type(self).__name__} {self.name} {self.group.type}: {self._variants_text()}>"
+
+    def plan_lines(self) -> list[str]:
+        """What would run, for ``--collect-only -v``; nothing is started to find out."""
+        model = self.group.model.model if self.group.model else f"scripted/{self.group.id}"
+        lines = [f"position {self.position}, {self.group.type} group, {len(self.group.prompts)} turn(s), "
+                 f"model {model}, tools: {', '.join(self.group.tools) or 'none'}"]
+        session: SkillEvalSession = self.config.stash[SESSION_KEY]
+        for name in VARIANTS:
+            v = self.group.variant(name)
+            source = "working tree" if v.source.kind == "working-tree" else f"git {v.source.ref}"
+            target = v.skills[v.target] if v.target is not None else "none"
+            state = "selected" if name in session.selected else "not-selected"
+            lines.append(f"{name:<10} {state}: {len(v.skills)} skill(s) from the {source}, target {target}")
+        for e in self.group.expectations:
+            pair = f" (comparison {e.comparison})" if e.comparison else ""
+            lines.append(f"{e.variant:<10} expects {e.id}: {e.kind} {e.expect}{pair}")
+        return lines
+
     def setup(self) -> None:
         session: SkillEvalSession = self.config.stash[SESSION_KEY]
-        outcome = session.run_group(self.group, self.position)
-        self.verdict = judge_group(outcome, session.fail_on)
+        self.verdict = session.run_group(self.group, self.position)
         self.user_properties.extend(self.verdict.properties())
         if self.verdict.error:
-            raise SkillEvalInfraError(self.verdict.error_text())
+            raise SkillEvalGroupError(self.verdict.error_text())
 
     def runtest(self) -> None:
         assert self.verdict is not None
-        if self.verdict.failed:
+        if self.verdict.failing:
             raise SkillEvalFailure(self.verdict.failure_text())
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:  # type: ignore[override]
-        if isinstance(excinfo.value, (SkillEvalFailure, SkillEvalInfraError, SkillEvalError)):
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:  # type: ignore[override]
+        if isinstance(excinfo.value, (SkillEvalFailure, SkillEvalGroupError, SkillEvalError)):
             return str(excinfo.value)
-        return str(super().repr_failure(excinfo))
+        return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, 0, f"skill-eval group {self.group.id} ({self.group.type})"
+        return self.path, self.lineno, f"skill-eval group {self.group.id} ({self.group.type})"
 
 
 class BrokenGroupItem(pytest.Item):
     """A suite entry whose group definition is invalid: an error for that entry only."""
 
-    def __init__(self, *, error: DefinitionError, **kwargs: Any) -> None:
+    def __init__(self, *, error: DefinitionError, lineno: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.error = error
+        self.lineno = lineno
+        self.add_marker(pytest.mark.skill_eval)
 
     def setup(self) -> None:
+        self.user_properties.append((STATUS_PROPERTY, "invalid"))
         raise self.error
 
     def runtest(self) -> None:  # pragma: no cover - setup always raises
         raise self.error
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:  # type: ignore[override]
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:  # type: ignore[override]
         return str(excinfo.value)
 
     def reportinfo(self) -> tuple[Path, int, str]:
-        return self.path, 0, f"invalid group definition {self.name}"
+        return self.path, self.lineno, f"invalid group definition {self.name}"
 
 
 class SkillEvalFailure(Exception):
     """Selected expectations failed under the fail-on policy."""
 
 
-class SkillEvalInfraError(Exception):
-    """A variant was invalid, infrastructure failed, or grading errored."""
+class SkillEvalGroupError(Exception):
+    """A variant was invalid, infrastructure failed or was cancelled, or grading errored."""

@@ -1,116 +1,380 @@
-"""The outcome policy: how a group's states and grade become a pytest outcome (pure).
+"""The outcome policy: how a group's persisted evidence becomes pytest outcomes (pure).
 
-- invalid, infrastructure-failed and grade-error are errors, never passes;
+A :class:`Verdict` is built from a group's ``group.json`` and ``grade.json`` alone, so the
+item (in whichever process ran it) and the xdist controller (which only sees reports)
+judge the same evidence the same way.
+
+- ``invalid``, ``infrastructure-failed`` and ``cancelled`` runs and any grade error make
+  the item an **error**, never a pass;
 - ``--skill-eval-fail-on`` decides which failed expectations fail the item:
-  ``candidate`` (default) any selected candidate expectation, ``regression`` only
-  ``pass-to-fail`` comparisons, ``any`` any expectation, ``never`` none;
-- not-selected variants are reported, never failed.
+  ``candidate`` (default) any selected candidate expectation, so every ``pass-to-fail``
+  and ``fail-to-fail`` comparison; ``regression`` only ``pass-to-fail`` comparisons;
+  ``any`` any expectation; ``never`` none (the seed CLI's contract);
+- ``not-selected`` variants are reported, never failed.
+
+Besides the item's outcome, a verdict yields one :class:`Entry` per variant, expectation,
+comparison and grade: the separate entries of the JUnit report. An entry fails only when
+it is one of the reasons the item fails, so the XML never disagrees with the exit code.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Iterable, Literal, Mapping, Sequence, get_args
 
-FAIL_ON_CHOICES = ("candidate", "regression", "any", "never")
+FailOn = Literal["candidate", "regression", "any", "never"]
+FAIL_ON_CHOICES: tuple[FailOn, ...] = get_args(FailOn)
+DEFAULT_FAIL_ON: FailOn = "candidate"
+
+Outcome = Literal["passed", "failed", "error"]
+EntryOutcome = Literal["passed", "failed", "skipped", "error"]
+
+PROPERTY_PREFIX = "skill_eval."
 STATUS_PROPERTY = "skill_eval.status"
+#: Marks the reports of separate entries (see :meth:`Verdict.entries`).
+ENTRY_PROPERTY = "skill_eval.entry"
+ERROR_RUN_STATES = ("invalid", "infrastructure-failed", "cancelled")
+FAILING_TRANSITIONS = ("pass-to-fail", "fail-to-fail")
+
+
+def parse_fail_on(value: str, source: str = "--skill-eval-fail-on") -> FailOn:
+    """Return *value* as a policy, or raise ValueError naming the valid ones."""
+    for choice in FAIL_ON_CHOICES:
+        if value == choice:
+            return choice
+    raise ValueError(f"{source}: {value!r} is not a valid policy. Valid policies: {', '.join(FAIL_ON_CHOICES)}")
 
 
 @dataclass(frozen=True, slots=True)
-class ItemVerdict:
-    group_id: str
-    group_state: str
-    group_dir: str
-    variant_states: tuple[tuple[str, str, str | None], ...]
-    expectations: tuple[dict[str, Any], ...]
-    comparisons: tuple[dict[str, Any], ...]
-    grade_errors: tuple[dict[str, Any], ...]
-    fail_on: str
+class VariantState:
+    name: str
+    state: str
+    reason: str | None
+    run_dir: str
 
+
+@dataclass(frozen=True, slots=True)
+class ExpectationOutcome:
+    id: str
+    kind: str
+    variant: str
+    status: str
+    expected: str
+    observed: str
+    locations: tuple[str, ...] = ()
+    error: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ComparisonOutcome:
+    id: str
+    baseline: str | None
+    candidate: str | None
+    transition: str
+    reason: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """One separately reported part of a group: a variant, expectation, comparison or the grade."""
+
+    name: str
+    outcome: EntryOutcome
+    word: str
+    message: str
+    properties: tuple[tuple[str, str], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    """Everything the pytest layer says about one graded group."""
+
+    result_id: str
+    group_id: str
+    position: int
+    group_state: str
+    grade_state: str
+    group_dir: str
+    fail_on: FailOn
+    variants: tuple[VariantState, ...]
+    expectations: tuple[ExpectationOutcome, ...]
+    comparisons: tuple[ComparisonOutcome, ...]
+    grade_errors: tuple[Mapping[str, Any], ...]
+
+    # -- policy ----------------------------------------------------------------
     @property
     def error(self) -> bool:
-        bad_run = any(state in ("invalid", "infrastructure-failed") for _n, state, _r in self.variant_states)
-        return bad_run or bool(self.grade_errors)
+        bad_run = any(v.state in ERROR_RUN_STATES for v in self.variants)
+        return bad_run or bool(self.grade_errors) or self.grade_state == "grade-error"
 
-    @property
-    def failing(self) -> list[dict[str, Any]]:
-        """The expectations (or comparisons) that fail the item under the policy."""
-        if self.fail_on == "never":
-            return []
+    def expectation_fails_item(self, e: ExpectationOutcome) -> bool:
+        if e.status != "fail":
+            return False
+        if self.fail_on == "any":
+            return True
+        if self.fail_on == "candidate":
+            return e.variant == "candidate"
         if self.fail_on == "regression":
-            return [c for c in self.comparisons if c["transition"] == "pass-to-fail"]
-        return [
-            e
-            for e in self.expectations
-            if e["status"] == "fail" and (self.fail_on == "any" or e["variant"] == "candidate")
-        ]
+            return any(c.candidate == e.id and c.transition == "pass-to-fail" for c in self.comparisons)
+        return False
+
+    def comparison_fails_item(self, c: ComparisonOutcome) -> bool:
+        if self.fail_on in ("candidate", "any"):
+            return c.transition in FAILING_TRANSITIONS
+        if self.fail_on == "regression":
+            return c.transition == "pass-to-fail"
+        return False
 
     @property
-    def failed(self) -> bool:
-        return bool(self.failing)
+    def failing(self) -> tuple[ExpectationOutcome | ComparisonOutcome, ...]:
+        """The comparisons and expectations that fail the item under the policy."""
+        return tuple(c for c in self.comparisons if self.comparison_fails_item(c)) + tuple(
+            e for e in self.expectations if self.expectation_fails_item(e)
+        )
 
+    @property
+    def outcome(self) -> Outcome:
+        if self.error:
+            return "error"
+        return "failed" if self.failing else "passed"
+
+    # -- words -----------------------------------------------------------------
     def words(self) -> str:
-        """Status words for the terminal, e.g. ``fail-to-pass`` or ``candidate 2/3 pass``."""
-        if self.comparisons:
-            return ", ".join(f"{c['transition']}" for c in self.comparisons)
-        cand = [e for e in self.expectations if e["variant"] == "candidate" and e["status"] in ("pass", "fail")]
-        if cand:
-            return f"candidate {sum(e['status'] == 'pass' for e in cand)}/{len(cand)} pass"
-        return self.group_state
+        """What happened, for the status column: ``fail-to-pass``, ``invalid``, ``candidate 2/3 pass``."""
+        if self.error:
+            problems = [v.state for v in self.variants if v.state in ERROR_RUN_STATES]
+            if self.grade_errors or self.grade_state == "grade-error":
+                problems.append("grade-error")
+            return ", ".join(dict.fromkeys(problems))
+        not_selected = [v.name for v in self.variants if v.state == "not-selected"]
+        if self.comparisons and not not_selected:
+            return count_words(c.transition for c in self.comparisons)
+        parts = []
+        for v in self.variants:
+            if v.state == "not-selected":
+                parts.append(f"{v.name} not-selected")
+                continue
+            mine = [e for e in self.expectations if e.variant == v.name and e.status in ("pass", "fail")]
+            if mine:
+                parts.append(f"{v.name} {sum(e.status == 'pass' for e in mine)}/{len(mine)} pass")
+        return ", ".join(parts) or self.group_state
 
+    def variant(self, name: str) -> VariantState | None:
+        return next((v for v in self.variants if v.name == name), None)
+
+    # -- reports ---------------------------------------------------------------
     def properties(self) -> list[tuple[str, str]]:
-        """JUnit properties: states, every expectation and comparison, where the evidence is."""
-        props = [(STATUS_PROPERTY, self.words()), ("skill_eval.group_state", self.group_state),
-                 ("skill_eval.evidence", self.group_dir)]
-        props += [(f"skill_eval.variant.{n}", state) for n, state, _r in self.variant_states]
-        props += [(f"skill_eval.expectation.{e['id']}", f"{e['variant']} {e['status']}") for e in self.expectations]
-        props += [(f"skill_eval.comparison.{c['id']}", c["transition"]) for c in self.comparisons]
+        """Item properties (JUnit ``<property>``): states, every expectation and comparison, paths."""
+        props = [
+            (STATUS_PROPERTY, self.words()),
+            ("skill_eval.result_id", self.result_id),
+            ("skill_eval.position", str(self.position)),
+            ("skill_eval.fail_on", self.fail_on),
+            ("skill_eval.group_state", self.group_state),
+            ("skill_eval.grade_state", self.grade_state),
+            ("skill_eval.evidence", self.group_dir),
+        ]
+        for v in self.variants:
+            props.append((f"skill_eval.variant.{v.name}", v.state))
+            props.append((f"skill_eval.variant.{v.name}.evidence", v.run_dir))
+        props += [(f"skill_eval.expectation.{e.id}", f"{e.variant} {e.status}") for e in self.expectations]
+        props += [(f"skill_eval.comparison.{c.id}", c.transition) for c in self.comparisons]
         return props
 
-    def _explain(self, e: dict[str, Any]) -> str:
-        where = "; ".join(e.get("locations") or []) or "no location"
-        return (f"  [{e['variant']}] {e['id']} ({e['kind']}): {e['status']}\n"
-                f"      expected: {e['expected']}\n      observed: {e['observed']}\n      evidence: {where}")
-
     def failure_text(self) -> str:
-        lines = [f"group {self.group_id}: expectations failed under --skill-eval-fail-on={self.fail_on}"]
+        lines = [f"group {self.group_id}: {self.words()} (--skill-eval-fail-on={self.fail_on})"]
         for item in self.failing:
-            if "transition" in item:
-                lines.append(f"  comparison {item['id']}: {item['transition']}")
+            if isinstance(item, ComparisonOutcome):
+                lines.append(f"  comparison {item.id}: {item.transition}")
+                for side in (item.baseline, item.candidate):
+                    e = self._expectation(side)
+                    if e is not None:
+                        lines.append(self._explain(e, indent="    "))
             else:
-                lines.append(self._explain(item))
-        lines.append(self.summary_lines())
+                lines.append(self._explain(item, indent="  "))
+        lines.append(self.summary_text())
         return "\n".join(lines)
 
     def error_text(self) -> str:
-        lines = [f"group {self.group_id}: {self.group_state}"]
-        for name, state, reason in self.variant_states:
-            if state in ("invalid", "infrastructure-failed"):
-                lines.append(f"  {name}: {state}: {reason}")
+        lines = [f"group {self.group_id}: {self.words()}"]
+        for v in self.variants:
+            if v.state in ERROR_RUN_STATES:
+                lines.append(f"  {v.name}: {v.state}: {v.reason or 'no reason recorded'}")
+                lines.append(f"      evidence: {v.run_dir}")
         for err in self.grade_errors:
             owner = f" {err.get('owner')}" if err.get("owner") else ""
             lines.append(f"  grade-error ({err.get('scope')}{owner}): {err.get('message')}")
-        lines.append(self.summary_lines())
+        lines.append(self.summary_text())
         return "\n".join(lines)
 
-    def summary_lines(self) -> str:
-        lines = [f"  evidence: {self.group_dir}"]
-        lines += [f"  {n}: {s}" + (f" ({r})" if r and s != "complete" else "") for n, s, r in self.variant_states]
-        lines += [f"  {e['variant']:9} {e['status']:11} {e['id']}" for e in self.expectations]
-        lines += [f"  comparison {c['id']}: {c['transition']}" for c in self.comparisons]
-        return "\n".join(lines)
+    def summary_text(self) -> str:
+        return "\n".join([f"  evidence: {self.group_dir}", *self.detail_lines()])
+
+    def detail_lines(self, indent: str = "  ") -> list[str]:
+        """One line per variant, expectation and comparison (``-v`` output and failure text)."""
+        lines = []
+        for v in self.variants:
+            reason = f" ({v.reason})" if v.reason and v.state != "complete" else ""
+            lines.append(f"{indent}{v.name:<10} {v.state}{reason}")
+        for e in self.expectations:
+            lines.append(f"{indent}{e.variant:<10} {e.status:<11} {e.id} ({e.kind})")
+        for c in self.comparisons:
+            lines.append(f"{indent}comparison {c.id}: {c.transition}")
+        return lines
+
+    def entries(self) -> tuple[Entry, ...]:
+        """The separate entries: one per variant, expectation and comparison, and the grade."""
+        base = (("skill_eval.result_id", self.result_id), ("skill_eval.group", self.group_id))
+        found: list[Entry] = []
+        for v in self.variants:
+            props = base + (("skill_eval.state", v.state), ("skill_eval.evidence", v.run_dir))
+            if v.state == "complete":
+                found.append(Entry(f"variant:{v.name}", "passed", "complete", f"{v.name} complete", props))
+            elif v.state == "not-selected":
+                found.append(Entry(f"variant:{v.name}", "skipped", "not-selected",
+                                   f"{v.name} not-selected: {v.reason or 'excluded by --skill-eval-variant'}", props))
+            else:
+                outcome: EntryOutcome = "error" if v.state in ERROR_RUN_STATES else "passed"
+                found.append(Entry(f"variant:{v.name}", outcome, v.state,
+                                   f"{v.name} {v.state}: {v.reason or 'no reason recorded'}\nevidence: {v.run_dir}", props))
+        for e in self.expectations:
+            found.append(self._expectation_entry(e, base))
+        for c in self.comparisons:
+            found.append(self._comparison_entry(c, base))
+        grade_props = base + (("skill_eval.grade_state", self.grade_state), ("skill_eval.evidence", self.group_dir))
+        if self.grade_errors or self.grade_state == "grade-error":
+            messages = [f"grade-error ({err.get('scope')} {err.get('owner') or ''}): {err.get('message')}".replace(" )", ")")
+                        for err in self.grade_errors]
+            found.append(Entry("grade", "error", "grade-error", "\n".join(messages) or "grade-error", grade_props))
+        else:
+            found.append(Entry("grade", "passed", self.grade_state, f"graded: {self.group_dir}/grade.json", grade_props))
+        return tuple(found)
+
+    # -- helpers ---------------------------------------------------------------
+    def _expectation(self, expectation_id: str | None) -> ExpectationOutcome | None:
+        return next((e for e in self.expectations if e.id == expectation_id), None)
+
+    def _evidence_of(self, variant: str) -> str:
+        v = self.variant(variant)
+        return v.run_dir if v else self.group_dir
+
+    def _explain(self, e: ExpectationOutcome, indent: str) -> str:
+        where = "; ".join(e.locations)
+        evidence = self._evidence_of(e.variant) + (f" ({where})" if where else "")
+        text = (f"{indent}[{e.variant}] {e.id} ({e.kind}): {e.status}\n"
+                f"{indent}    expected: {e.expected}\n{indent}    observed: {e.observed}\n"
+                f"{indent}    evidence: {evidence}")
+        if e.error:
+            text += f"\n{indent}    error: {e.error}"
+        return text
+
+    def _expectation_entry(self, e: ExpectationOutcome, base: tuple[tuple[str, str], ...]) -> Entry:
+        props = base + (
+            ("skill_eval.variant", e.variant),
+            ("skill_eval.kind", e.kind),
+            ("skill_eval.status", e.status),
+            ("skill_eval.expected", e.expected),
+            ("skill_eval.observed", e.observed),
+            ("skill_eval.evidence", self._evidence_of(e.variant)),
+        )
+        message = self._explain(e, indent="").strip()
+        name = f"expectation:{e.id}"
+        if e.status == "pass":
+            return Entry(name, "passed", "pass", message, props)
+        if e.status == "fail":
+            if self.expectation_fails_item(e):
+                return Entry(name, "failed", "fail", message, props)
+            return Entry(name, "skipped", "fail (reported only)",
+                         f"fail, reported only: it does not fail the group under --skill-eval-fail-on={self.fail_on}\n{message}",
+                         props)
+        if e.status == "grade-error":
+            return Entry(name, "error", "grade-error", message, props)
+        return Entry(name, "skipped", e.status, f"{e.status}: {e.observed}", props)
+
+    def _comparison_entry(self, c: ComparisonOutcome, base: tuple[tuple[str, str], ...]) -> Entry:
+        props = base + (
+            ("skill_eval.transition", c.transition),
+            ("skill_eval.baseline", c.baseline or ""),
+            ("skill_eval.candidate", c.candidate or ""),
+            ("skill_eval.evidence", self.group_dir),
+        )
+        sides = [self._explain(e, indent="  ") for e in (self._expectation(c.baseline), self._expectation(c.candidate)) if e]
+        message = "\n".join([f"comparison {c.id}: {c.transition}" + (f" ({c.reason})" if c.reason else ""), *sides])
+        name = f"comparison:{c.id}"
+        if self.comparison_fails_item(c):
+            return Entry(name, "failed", c.transition, message, props)
+        if c.transition in FAILING_TRANSITIONS:
+            return Entry(name, "skipped", f"{c.transition} (reported only)",
+                         f"reported only: {c.transition} does not fail the group under "
+                         f"--skill-eval-fail-on={self.fail_on}\n{message}", props)
+        if c.transition == "not-comparable":
+            return Entry(name, "skipped", c.transition, message, props)
+        return Entry(name, "passed", c.transition, message, props)
 
 
-def judge_group(outcome: Any, fail_on: str) -> ItemVerdict:
-    """Turn an engine ``GroupOutcome`` into the item's verdict."""
-    grade = outcome.grade.to_json()
-    return ItemVerdict(
-        group_id=outcome.group.id,
-        group_state=outcome.state,
-        group_dir=str(outcome.group_dir),
-        variant_states=tuple((n, v.state, v.reason) for n, v in outcome.variants.items()),
-        expectations=tuple(grade.get("expectations", [])),
-        comparisons=tuple(grade.get("comparisons", [])),
-        grade_errors=tuple(grade.get("errors", [])),
-        fail_on=fail_on,
+def count_words(words: Iterable[str]) -> str:
+    """``fail-to-pass`` / ``2 fail-to-pass, pass-to-pass`` in order of first appearance."""
+    counts = Counter(words)
+    return ", ".join(word if n == 1 else f"{n} {word}" for word, n in counts.items())
+
+
+def judge(group: Mapping[str, Any], grade: Mapping[str, Any], *, group_dir: str, fail_on: FailOn, result_id: str) -> Verdict:
+    """Judge one group from its persisted ``group.json`` and ``grade.json`` documents."""
+    variants = tuple(
+        VariantState(name, str(v.get("state")), v.get("reason"), f"{group_dir}/{name}")
+        for name, v in (group.get("variants") or {}).items()
     )
+    expectations = tuple(
+        ExpectationOutcome(
+            id=str(e.get("id")),
+            kind=str(e.get("kind")),
+            variant=str(e.get("variant")),
+            status=str(e.get("status")),
+            expected=str(e.get("expected", "")),
+            observed=str(e.get("observed", "")),
+            locations=tuple(str(x) for x in e.get("locations") or ()),
+            error=e.get("error"),
+        )
+        for e in grade.get("expectations", ())
+    )
+    comparisons = tuple(
+        ComparisonOutcome(str(c.get("id")), c.get("baseline"), c.get("candidate"), str(c.get("transition")), c.get("reason"))
+        for c in grade.get("comparisons", ())
+    )
+    return Verdict(
+        result_id=result_id,
+        group_id=str(group.get("id")),
+        position=int(group.get("position") or 0),
+        group_state=str(group.get("state")),
+        grade_state=str(grade.get("state", group.get("grade_state", "graded"))),
+        group_dir=group_dir,
+        fail_on=fail_on,
+        variants=variants,
+        expectations=expectations,
+        comparisons=comparisons,
+        grade_errors=tuple(grade.get("errors", ())),
+    )
+
+
+def summary_table(rows: Sequence[tuple[str, str, Verdict | None]]) -> list[str]:
+    """The terminal summary: one row per group (node id, pytest outcome, verdict)."""
+    header = ("#", "group", "outcome", "baseline", "candidate", "comparisons")
+    body: list[tuple[str, ...]] = []
+    for nodeid, outcome, verdict in rows:
+        if verdict is None:
+            body.append(("", nodeid, outcome, "-", "-", "-"))
+            continue
+        states = {v.name: v.state for v in verdict.variants}
+        comparisons = ", ".join(f"{c.id}: {c.transition}" for c in verdict.comparisons) or "-"
+        body.append((str(verdict.position), nodeid, outcome, states.get("baseline", "-"),
+                     states.get("candidate", "-"), comparisons))
+    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header) - 1)]
+    lines = []
+    for row in [header, *body]:
+        cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
+        lines.append("  ".join([*cells, row[-1]]).rstrip())
+    transitions = count_words(c.transition for _n, _o, v in rows if v for c in v.comparisons)
+    if transitions:
+        lines.append(f"transitions: {transitions}")
+    return lines

@@ -1,62 +1,134 @@
-"""The per-process skill-eval session: one result id, the host, the model router, summaries.
+"""The per-process skill-eval session: declared paths, selection, one result id, reporting.
 
 Registered as a plugin only when a run declares skill-eval paths, so a plain pytest run
-pays nothing. Under xdist every worker shares the controller's result id; only the
-controller (or a run without xdist) writes the batch summary.
+pays nothing. Nothing here starts a host or a model server until the first group runs,
+so ``--collect-only`` never does.
+
+Under xdist every worker shares the controller's result id and writes its groups into the
+one result directory; only the controller (or a run without xdist) prints the summary,
+writes the JUnit entries and writes the batch summary ``result.json``.
 """
 
 from __future__ import annotations
 
+import contextlib
+import shutil
+import threading
+import time
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import pytest
 
 from . import evidence
 from .definitions import Group, GroupRef, Suite, definition_kind
-from .errors import DefinitionError, SkillEvalError
-from .policy import STATUS_PROPERTY
+from .errors import DefinitionError, EvidenceError, SkillEvalError
+from .policy import (
+    DEFAULT_FAIL_ON,
+    ENTRY_PROPERTY,
+    STATUS_PROPERTY,
+    Entry,
+    FailOn,
+    Verdict,
+    judge,
+    parse_fail_on,
+    summary_table,
+)
 
 SESSION_KEY = pytest.StashKey["SkillEvalSession"]()
+RESULT_ID_KEY = "skill_eval_result_id"
 
 
 class SelectionError(SkillEvalError, pytest.UsageError):
-    """A selector does not fit the collected definitions."""
+    """A selector or declared path does not fit the definitions (a usage error)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Reported:
+    """What the session remembers of one group item's report."""
+
+    nodeid: str
+    location: tuple[str, int | None, str]
+    outcome: str
+    verdict: Verdict | None
 
 
 class SkillEvalSession:
-    def __init__(self, config: pytest.Config, root: Path, declared: list[Path], result_id: str, is_worker: bool) -> None:
+    """State of one pytest process: what is declared and selected, and what was reported."""
+
+    def __init__(self, config: pytest.Config, root: Path, declared: list[Path], *, result_id: str,
+                 is_worker: bool, fail_on: FailOn, group_selector: str | None, variant: str | None) -> None:
         self.config = config
         self.root = root
         self.declared = declared
         self.result_id = result_id
         self.is_worker = is_worker
         self.result_dir = root / evidence.RUNS_DIR / result_id
-        self.fail_on = config.getoption("skill_eval_fail_on") or config.getini("skill_eval_fail_on") or "candidate"
-        self.group_selector: str | None = config.getoption("skill_eval_group")
-        variant = config.getoption("skill_eval_variant")
+        self.fail_on = fail_on
+        self.group_selector = group_selector
         self.selected = frozenset([variant] if variant else ["baseline", "candidate"])
-        self._positions: dict[Path, int] = {}
+        #: True when the run was narrowed to the declared paths (no positional arguments).
+        self.only_declared = False
+        self.progress = LiveProgress(config, enabled=not is_worker)
+        self._bases: dict[Path, int] = {}
+        self._next_base = 0
+        self._selected_position: int | None = None
         self._engine_config: Any = None
         self._router: Any = None
-        self._reports: dict[str, list[tuple[str, str]]] = {}
-        self._outcomes: dict[str, str] = {}
+        self.reported: dict[str, Reported] = {}
 
     @classmethod
-    def from_config(cls, config: pytest.Config, declared: Iterable[Path], *, result_id: str | None, is_worker: bool) -> SkillEvalSession:
+    def from_config(cls, config: pytest.Config) -> SkillEvalSession | None:
+        """The session for this run, or None when no skill-eval paths are declared."""
+        option_paths = [Path(p) for p in config.getoption("skill_eval")]
+        ini_paths = [Path(p) for p in config.getini("skill_eval_paths")]
+        group_selector: str | None = config.getoption("skill_eval_group")
+        variant: str | None = config.getoption("skill_eval_variant")
+        if not option_paths and not ini_paths:
+            for name, value in (("--skill-eval-group", group_selector), ("--skill-eval-variant", variant)):
+                if value is not None:
+                    raise SelectionError(f"{name} needs a suite or group: add --skill-eval PATH (or set skill_eval_paths in the ini file)")
+            return None
         root = Path(config.invocation_params.dir).resolve()
-        paths: list[Path] = []
-        for p in declared:
-            full = (root / p).resolve() if not p.is_absolute() else p.resolve()
-            if not full.exists():
-                raise pytest.UsageError(f"--skill-eval {p}: no such file or directory (resolved from {root})")
-            if full not in paths:
-                paths.append(full)
-        return cls(config, root, paths, result_id or evidence.new_result_id(), is_worker)
+        # --skill-eval on the command line replaces skill_eval_paths, as arguments replace testpaths
+        source = "--skill-eval" if option_paths else "skill_eval_paths"
+        declared = resolve_declared(option_paths or ini_paths, root, source)
+        raw_fail_on = config.getoption("skill_eval_fail_on") or config.getini("skill_eval_fail_on") or DEFAULT_FAIL_ON
+        try:
+            fail_on = parse_fail_on(raw_fail_on, "--skill-eval-fail-on" if config.getoption("skill_eval_fail_on") else "skill_eval_fail_on")
+        except ValueError as exc:
+            raise pytest.UsageError(str(exc)) from None
+        workerinput = getattr(config, "workerinput", None)
+        result_id = workerinput.get(RESULT_ID_KEY) if workerinput else None
+        session = cls(config, root, declared, result_id=result_id or evidence.new_result_id(),
+                      is_worker=workerinput is not None, fail_on=fail_on,
+                      group_selector=group_selector, variant=variant)
+        session.check_group_selector()
+        return session
 
-    # -- collection ------------------------------------------------------------
+    # -- arguments and collection ------------------------------------------------
+    def narrow_args(self, args: list[str], args_source: pytest.Config.ArgsSource, *, from_option: bool) -> list[str]:
+        """The pytest arguments for this run.
+
+        ``pytest --skill-eval suite.json`` means "run this suite", not "and every test
+        too": without positional arguments the declared paths replace ``testpaths`` and
+        the invocation directory. With positional arguments, declared paths are added
+        unless an argument already names that file (``suite.json::group`` selects one
+        group); ``skill_eval_paths`` from the ini file are then only used to recognise
+        definition files, as ``testpaths`` is ignored when arguments are given.
+        """
+        if args_source != pytest.Config.ArgsSource.ARGS:
+            if from_option:
+                self.only_declared = True
+                return [str(p) for p in self.declared]
+            return [*args, *(str(p) for p in self.declared if not _named_by(p, args, self.root))]
+        if not from_option:
+            return args
+        return [*args, *(str(p) for p in self.declared if not _named_by(p, args, self.root))]
+
     def claims(self, path: Path) -> bool:
-        """Only declared files (and suite files inside declared directories) are ours."""
+        """Declared files, and suite files inside declared directories, are ours; nothing else."""
         path = path.resolve()
         for declared in self.declared:
             if path == declared:
@@ -65,38 +137,51 @@ class SkillEvalSession:
                 return True
         return False
 
-    def position_for(self, path: Path) -> int:
-        """A stable one-based position per group file, in collection order (same on every worker)."""
+    def ignores(self, path: Path) -> bool:
+        """Never collect from the evidence tree; with only declared paths, collect nothing else."""
+        resolved = path.resolve()
+        runs = self.root / evidence.RUNS_DIR
+        if resolved == runs or resolved.is_relative_to(runs):
+            return True
+        if self.only_declared and resolved.is_file() and not self.claims(resolved):
+            return True
+        return False
+
+    def position_base(self, path: Path, count: int) -> int:
+        """Group positions continue across definition files in collection order (same on every worker)."""
         key = path.resolve()
-        if key not in self._positions:
-            self._positions[key] = len(self._positions) + 1
-        return self._positions[key]
+        if key not in self._bases:
+            self._bases[key] = self._next_base
+            self._next_base += count
+        return self._bases[key]
 
-    def select_refs(self, suite: Suite) -> tuple[GroupRef, ...]:
-        if self.group_selector is None:
-            return suite.groups
+    def check_group_selector(self) -> None:
+        """``--skill-eval-group`` needs exactly one declared suite and must name one of its groups."""
         sel = self.group_selector
-        if sel.isdigit():
-            pos = int(sel)
-            if not 1 <= pos <= len(suite.groups):
-                raise SelectionError(f"--skill-eval-group {sel}: {suite.path} has positions 1 to {len(suite.groups)}")
-            return (suite.groups[pos - 1],)
-        from .definitions import load_group
-
-        for ref in suite.groups:
-            try:
-                if load_group(ref.path, self.root).id == sel:
-                    return (ref,)
-            except DefinitionError:
-                continue
-        raise SelectionError(f"--skill-eval-group {sel}: no group with that id in {suite.path}")
-
-    def check_direct_group(self, path: Path) -> None:
-        if self.group_selector is not None:
+        if sel is None:
+            return
+        if len(self.declared) != 1 or self.declared[0].is_dir():
+            what = ", ".join(str(p) for p in self.declared)
             raise SelectionError(
-                f"--skill-eval-group selects a group of a suite; {path} is a group definition "
-                "(select it with -k or its node id instead)"
+                f"--skill-eval-group selects a group of one suite, but the run declares {what}: "
+                "declare one suite file, or select across suites with -k <group-id>"
             )
+        path = self.declared[0]
+        if definition_kind(path) == "group":
+            raise SelectionError(
+                f"--skill-eval-group selects a group of a suite; {path} is a group definition: "
+                "drop --skill-eval-group, or run a suite that lists it"
+            )
+        try:
+            suite = _load_suite(path, self.root)
+        except DefinitionError:
+            return  # collection reports the broken suite with every problem in it
+        self._selected_position = select_position(suite, sel, self.root)
+
+    def selected_refs(self, suite: Suite) -> tuple[GroupRef, ...]:
+        if self._selected_position is None:
+            return suite.groups
+        return (suite.groups[self._selected_position - 1],)
 
     # -- running ---------------------------------------------------------------
     def engine_config(self) -> Any:
@@ -110,16 +195,11 @@ class SkillEvalSession:
             opt = self.config.getoption
             explicit = opt("skill_eval_host") or self.config.getini("skill_eval_host") or None
             no_install = bool(opt("skill_eval_no_install"))
-            reporter = self.config.pluginmanager.get_plugin("terminalreporter")
             hosts: list[Any] = []
-
-            def say(message: str) -> None:
-                if reporter is not None and not self.is_worker:
-                    reporter.write_line(message)
 
             def host() -> Any:
                 if not hosts:
-                    hosts.append(resolve_host(explicit, install_if_missing=not no_install, progress=say))
+                    hosts.append(resolve_host(explicit, install_if_missing=not no_install, progress=self.progress.announce))
                 return hosts[0]
 
             stall = opt("skill_eval_stall_timeout")
@@ -133,29 +213,73 @@ class SkillEvalSession:
                 safeguards=Safeguards(stall_seconds=stall) if stall else Safeguards(),
                 user_models=Path(opt("skill_eval_models")).resolve() if opt("skill_eval_models") else None,
                 auth_file=Path(opt("skill_eval_auth")).resolve() if opt("skill_eval_auth") else None,
+                progress=self.progress,
             )
         return self._engine_config
 
-    def run_group(self, group: Group, position: int) -> Any:
+    def run_group(self, group: Group, position: int) -> Verdict:
+        """Run, persist and grade one group, then judge it from its persisted evidence."""
         from .engine import run_group
 
-        return run_group(group, position, self.engine_config())
+        self.progress.start()
+        outcome = run_group(group, position, self.engine_config())
+        return self.judge(Path(outcome.group_dir))
+
+    def judge(self, group_dir: Path) -> Verdict:
+        group = evidence.read_json(group_dir / "group.json")
+        grade_file = group_dir / "grade.json"
+        grade = evidence.read_json(grade_file) if grade_file.exists() else {"state": "grade-error", "errors": [
+            {"scope": "system", "owner": None, "variant": None, "message": f"no grade was persisted at {grade_file}"}]}
+        return judge(group, grade, group_dir=str(group_dir), fail_on=self.fail_on, result_id=self.result_id)
 
     # -- hooks -----------------------------------------------------------------
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        if not self.config.option.collectonly or self.config.get_verbosity() < 1:
+            return
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is None:
+            return
+        plans = [item for item in session.items if hasattr(item, "plan_lines")]
+        if plans:
+            reporter.section("skill-eval plan")
+            for item in plans:
+                reporter.write_line(item.nodeid)
+                for line in item.plan_lines():  # type: ignore[attr-defined]
+                    reporter.write_line(f"    {line}")
+
+    @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
-        props = [(k, str(v)) for k, v in report.user_properties if str(k).startswith("skill_eval.")]
-        if props:
-            self._reports[report.nodeid] = props
-        if report.when == "setup" and report.failed:
-            self._outcomes[report.nodeid] = "error"
-        elif report.when == "call":
-            self._outcomes[report.nodeid] = report.outcome
+        if self.is_worker:
+            return
+        props = dict((str(k), str(v)) for k, v in getattr(report, "user_properties", ()))
+        if ENTRY_PROPERTY in props or STATUS_PROPERTY not in props:
+            return
+        is_error = report.when == "setup" and report.failed
+        if not (report.when == "call" or is_error):
+            return
+        verdict = None
+        if "skill_eval.evidence" in props:
+            try:
+                verdict = self.judge(Path(props["skill_eval.evidence"]))
+            except EvidenceError:
+                verdict = None
+        outcome = "error" if is_error else report.outcome
+        self.reported[report.nodeid] = Reported(report.nodeid, report.location, outcome, verdict)
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if verdict is not None and reporter is not None and self.config.get_verbosity() >= 1:
+            for line in verdict.detail_lines(indent="    "):
+                reporter.write_line(line)
 
     def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:
-        if report.when != "call":
-            return None
-        words = dict((k, str(v)) for k, v in report.user_properties).get(STATUS_PROPERTY)
+        props = dict((str(k), str(v)) for k, v in getattr(report, "user_properties", ()))
+        if ENTRY_PROPERTY in props:
+            return "", "", ""  # separate entries are for JUnit; the terminal shows them as detail lines
+        words = props.get(STATUS_PROPERTY)
         if not words:
+            return None
+        if report.when == "setup" and report.failed:
+            return "error", "E", (f"ERROR {words}", {"red": True})
+        if report.when != "call":
             return None
         if report.passed:
             return "passed", ".", (f"PASSED {words}", {"green": True})
@@ -164,22 +288,27 @@ class SkillEvalSession:
         return None
 
     def pytest_terminal_summary(self, terminalreporter: Any) -> None:
-        if not self._reports:
+        if self.is_worker or not self.result_dir.exists():
             return
         tr = terminalreporter
+        summary_file = self.result_dir / "result.json"
+        state = ""
+        if summary_file.exists():
+            try:
+                state = f" ({evidence.read_json(summary_file).get('state')})"
+            except EvidenceError:
+                state = ""
+        if self.config.get_verbosity() < 0:
+            tr.write_line(f"skill-eval result {self.result_id}{state}: skill-eval view {self.result_id}")
+            return
         tr.section("skill-eval")
-        for nodeid, props in self._reports.items():
-            p = dict(props)
-            outcome = self._outcomes.get(nodeid, "?")
-            tr.write_line(f"{nodeid}: {outcome} [{p.get('skill_eval.group_state', '?')}] {p.get(STATUS_PROPERTY, '')}")
-            for key, value in props:
-                if key.startswith("skill_eval.variant."):
-                    tr.write_line(f"    {key.removeprefix('skill_eval.variant.'):9} {value}")
-            for key, value in props:
-                if key.startswith("skill_eval.comparison."):
-                    tr.write_line(f"    comparison {key.removeprefix('skill_eval.comparison.')}: {value}")
-        tr.write_line(f"result {self.result_id}: {self.result_dir}")
-        tr.write_line(f"view it with: skill-eval view {self.result_id}")
+        rows = [(r.nodeid, r.outcome, r.verdict) for r in self.reported.values()]
+        rows.sort(key=lambda row: (row[2].position if row[2] else 0, row[0]))
+        if rows:
+            for line in summary_table(rows):
+                tr.line(line)
+        tr.line(f"result {self.result_id}{state}: {self.result_dir}")
+        tr.line(f"view it: skill-eval view {self.result_id} [--group <position>] [--variant baseline|candidate]")
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
@@ -190,19 +319,213 @@ class SkillEvalSession:
         write_batch_summary(self.result_dir, self.result_id, interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
 
 
+def resolve_declared(paths: Iterable[Path], root: Path, source: str) -> list[Path]:
+    """Resolve declared paths from *root*; each must exist, and a file must be a definition."""
+    resolved: list[Path] = []
+    for p in paths:
+        full = (p if p.is_absolute() else root / p).resolve()
+        if not full.exists():
+            raise pytest.UsageError(f"{source} {p}: no such file or directory (resolved from {root}); "
+                                    "give a suite or group definition path relative to the directory you run pytest from")
+        if full.is_file() and definition_kind(full) is None:
+            raise pytest.UsageError(f"{source} {p}: not a suite or group definition (expected a JSON object with "
+                                    '"schema_version" and "kind": "suite" or "group")')
+        if full not in resolved:
+            resolved.append(full)
+    return resolved
+
+
+def _named_by(path: Path, args: list[str], root: Path) -> bool:
+    """Whether a positional argument (``file`` or ``file::name``) names *path* itself."""
+    for arg in args:
+        head = arg.split("::", 1)[0]
+        candidate = Path(head) if Path(head).is_absolute() else root / head
+        try:
+            if candidate.resolve() == path:
+                return True
+        except OSError:
+            continue
+    return False
+
+
+def _load_suite(path: Path, root: Path) -> Suite:
+    from .definitions import load_suite
+
+    return load_suite(path, root)
+
+
+def select_position(suite: Suite, selector: str, root: Path) -> int:
+    """The one-based suite position *selector* names (a group id or a position)."""
+    from .definitions import load_group
+
+    count = len(suite.groups)
+    positions = f"a position from 1 to {count}" if count > 1 else "position 1"
+    if selector.isascii() and selector.isdigit():
+        position = int(selector)
+        if 1 <= position <= count:
+            return position
+        raise SelectionError(f"--skill-eval-group {selector} is out of range: suite {suite.id!r} has {positions}")
+    ids: list[str] = []
+    for ref in suite.groups:
+        try:
+            group_id = load_group(ref.path, root).id
+        except DefinitionError:
+            continue
+        if group_id == selector:
+            return ref.position
+        ids.append(group_id)
+    known = ", ".join(repr(i) for i in ids) or "no loadable group"
+    raise SelectionError(f"--skill-eval-group {selector!r} matches no group of suite {suite.id!r}: "
+                         f"expected one of {known} or {positions}")
+
+
+# ----------------------------------------------------------------------------- progress
+
+
+class LiveProgress:
+    """Engine progress on the terminal while a group runs.
+
+    ``-v``: one line per event. Default verbosity on a terminal: one status line below
+    the progress dots, replaced in place and erased before the result is written. Nothing
+    with ``-q``, when output is not a terminal (without ``-v``), or on xdist workers (their
+    output cannot reach the controller's terminal). Capture is suspended for each write,
+    so progress never lands in a test's captured output.
+    """
+
+    def __init__(self, config: pytest.Config, *, enabled: bool) -> None:
+        self._config = config
+        self._enabled = enabled
+        self._lock = threading.Lock()
+        self._shown = False
+        self._started = time.monotonic()
+
+    def _reporter(self) -> Any:
+        return self._config.pluginmanager.get_plugin("terminalreporter") if self._enabled else None
+
+    @property
+    def mode(self) -> str:
+        reporter = self._reporter()
+        if reporter is None:
+            return "off"
+        verbosity = self._config.get_verbosity()
+        if verbosity >= 1:
+            return "lines"
+        if verbosity == 0 and reporter.isatty() and reporter.hasmarkup:
+            return "status"
+        return "off"
+
+    def _writing(self) -> Any:
+        capman = self._config.pluginmanager.get_plugin("capturemanager")
+        return capman.global_and_fixture_disabled() if capman is not None else contextlib.nullcontext()
+
+    def start(self) -> None:
+        self._started = time.monotonic()
+
+    def __call__(self, message: str) -> None:
+        mode = self.mode
+        if mode == "off":
+            return
+        text = f"skill-eval: {message} ({time.monotonic() - self._started:.1f}s)"
+        reporter = self._reporter()
+        with self._lock, self._writing():
+            if mode == "lines":
+                reporter.write_line(f"    {text}")
+                return
+            width = shutil.get_terminal_size().columns - 1
+            if not self._shown:
+                # IND then RI: make sure a line exists below (scrolling now, not later),
+                # come back, save the cursor at the end of the dots, move to the line below
+                reporter.write_raw("\x1bD\x1bM\x1b7\n")
+                self._shown = True
+            reporter.write_raw(f"\r\x1b[2K{text[:width]}", flush=True)
+
+    def clear(self) -> None:
+        """Erase the status line and put the cursor back where pytest left it."""
+        if not self._shown:
+            return
+        reporter = self._reporter()
+        with self._lock, self._writing():
+            if reporter is not None:
+                reporter.write_raw("\r\x1b[2K\x1b8", flush=True)
+            self._shown = False
+
+    def announce(self, message: str) -> None:
+        """Messages that must be seen at default verbosity (installing the host takes minutes)."""
+        reporter = self._reporter()
+        if reporter is None or self._config.get_verbosity() < 0:
+            return
+        self.clear()
+        with self._lock, self._writing():
+            reporter.write_line(message)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        self.clear()
+
+
+# ----------------------------------------------------------------------------- JUnit entries
+
+
+class JUnitEntries:
+    """Adds one JUnit ``<testcase>`` per variant, expectation, comparison and grade.
+
+    pytest 9's subtests share their test's node id, so JUnit XML folds them into the one
+    ``<testcase>`` (passing subtests vanish). These entries get their own node ids,
+    ``<group node id>::variant:candidate`` and so on, and are reported at session end,
+    after the exit status is settled, so they never count against ``--maxfail`` or change
+    the exit code. The terminal does not list them (see the detail lines at ``-v``).
+    Registered only on the process that writes the XML.
+    """
+
+    def __init__(self, session: SkillEvalSession) -> None:
+        self.session = session
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> None:
+        hook = session.config.hook
+        for reported in self.session.reported.values():
+            if reported.verdict is None:
+                continue
+            for entry in reported.verdict.entries():
+                for report in entry_reports(reported.nodeid, reported.location, entry):
+                    hook.pytest_runtest_logreport(report=report)
+
+
+def entry_reports(nodeid: str, location: tuple[str, int | None, str], entry: Entry) -> list[pytest.TestReport]:
+    """The reports of one entry: its outcome, then a teardown that closes its JUnit testcase."""
+    entry_id = f"{nodeid}::{entry.name}"
+    props: list[tuple[str, object]] = [(ENTRY_PROPERTY, entry.name), *entry.properties]
+    where = (location[0], location[1] or 0, f"{location[2]} {entry.name}")
+    if entry.outcome == "error":
+        first = pytest.TestReport(entry_id, where, {}, "failed", entry.message, "setup", user_properties=props)
+    elif entry.outcome == "skipped":
+        longrepr = (location[0], (location[1] or 0) + 1, f"Skipped: {entry.message}")
+        first = pytest.TestReport(entry_id, where, {}, "skipped", longrepr, "call", user_properties=props)
+    else:
+        first = pytest.TestReport(entry_id, where, {}, entry.outcome, entry.message if entry.outcome == "failed" else None,
+                                  "call", user_properties=props)
+    last = pytest.TestReport(entry_id, where, {}, "passed", None, "teardown", user_properties=props)
+    return [first, last]
+
+
+# ----------------------------------------------------------------------------- batch summary
+
+
 def write_batch_summary(result_dir: Path, result_id: str, *, interrupted: bool) -> dict[str, Any]:
     """Aggregate every persisted group of the result into ``result.json`` (written last)."""
     groups: list[dict[str, Any]] = []
-    for gdir in sorted((result_dir / "groups").iterdir()) if (result_dir / "groups").is_dir() else []:
+    groups_dir = result_dir / "groups"
+    for gdir in sorted(groups_dir.iterdir()) if groups_dir.is_dir() else []:
         gfile = gdir / "group.json"
         if not gfile.exists():
             continue
         group = evidence.read_json(gfile)
         grade_file = gdir / "grade.json"
-        grade = evidence.read_json(grade_file) if grade_file.exists() else {}
+        grade: Mapping[str, Any] = evidence.read_json(grade_file) if grade_file.exists() else {}
         groups.append({
             "dir": gdir.name,
             "id": group["id"],
+            "position": group.get("position"),
             "state": group["state"],
             "grade_state": group.get("grade_state"),
             "variants": {n: v["state"] for n, v in group["variants"].items()},
@@ -221,3 +544,13 @@ def write_batch_summary(result_dir: Path, result_id: str, *, interrupted: bool) 
     evidence.write_json(result_dir / "result.json", summary)
     return summary
 
+
+__all__ = [
+    "RESULT_ID_KEY",
+    "SESSION_KEY",
+    "JUnitEntries",
+    "LiveProgress",
+    "SelectionError",
+    "SkillEvalSession",
+    "write_batch_summary",
+]
