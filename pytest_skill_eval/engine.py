@@ -21,7 +21,7 @@ from .errors import HostError, ScriptError, SkillEvalError, SourceError
 from .host.driver import HostRun, Safeguards, run_json, run_rpc
 from .host.install import HostInstallation
 from .host.launch import LaunchPlan, allowed_roots_config, bundled_extension, write_agent_config
-from .host.protocol import build_turn, registered_skills, turn_to_json, usage_totals
+from .host.protocol import build_turn, registered_context, registered_skills, turn_to_json, usage_totals
 
 GUARD_PREFIX = "skill-eval guard blocked"
 Progress = Callable[[str], None]
@@ -454,6 +454,7 @@ def _persist_run(plan: LaunchPlan, run: HostRun, record: dict[str, Any], before:
             "context": [str(c) for c in contexts],
         },
         registered_skills=registered_skills(run.records, run.commands),
+        registered_context=registered_context(run.records),
         returncode=run.returncode,
         started_at=run.started_at or started,
         ended_at=run.ended_at or time.time(),

@@ -259,6 +259,14 @@ def system_sections(records: Sequence[Record]) -> dict[str, str]:
     return sections
 
 
+_INSTRUCTIONS = re.compile(r'<project_instructions path="(.*?)">')
+
+
+def registered_context(records: Sequence[Record]) -> list[str]:
+    """Paths of the project instructions the host put in its prompt (declared context only)."""
+    return [html.unescape(p) for p in _INSTRUCTIONS.findall(system_sections(records).get("project_context", ""))]
+
+
 def registered_skills(records: Sequence[Record], commands: Sequence[dict[str, Any]] | None) -> dict[str, Any]:
     """The skills the host itself registered: its command list and its prompt's skill block."""
     listed = [

@@ -99,6 +99,9 @@ def test_workspace_and_ancestor_ambient_files_never_reach_the_subject(root: pyte
         assert "ambient" not in names and "ambient2" not in names
     assert [s["name"] for s in _run_json(gdir, "baseline")["registered_skills"]["prompt"]] == []
     assert [s["name"] for s in _run_json(gdir, "candidate")["registered_skills"]["prompt"]] == ["target"]
+    assert _run_json(gdir, "baseline")["registered_context"] == []
+    (declared,) = _run_json(gdir, "candidate")["registered_context"]
+    assert declared.endswith("/resources/context/0/contract.md")
     observations = json.loads((gdir / "candidate" / "context-observations.json").read_text())
     assert "<project_instructions" in observations[0]["system_prompt"]
 
