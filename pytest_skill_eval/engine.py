@@ -45,6 +45,8 @@ class EngineConfig:
     user_models: Path | None = None
     auth_file: Path | None = None
     progress: Progress = lambda _msg: None
+    #: where the ``piflow`` host lives (a pi-compatible CLI); default: ``piflow`` on PATH
+    piflow: str | None = None
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
 
 
@@ -303,6 +305,10 @@ def _materialise_resources(group: Group, variant: Variant, base: Path, cfg: Engi
         copy(rel, dest)
         if not (dest / "SKILL.md").is_file():
             raise _Invalid(f"skill {rel!r} (index {i}) has no SKILL.md in its {identity.kind} source")
+        try:
+            (dest / "SKILL.md").read_bytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise _Invalid(f"skill {rel!r} (index {i}): SKILL.md is not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
         skills.append(dest)
     contexts: list[Path] = []
     for i, rel in enumerate(variant.context):
@@ -318,7 +324,15 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, b
     workspace, agent_dir, home = base / "workspace", base / "agent", base / "home"
     shutil.copytree(fixture, workspace)
     evidence.copy_tree_atomic(workspace, run_dir / "workspace-initial")
-    record: dict[str, Any] = {"variant": name, "group": group.id, "state": "invalid", "reason": None, "paths": {}}
+    record: dict[str, Any] = {
+        "variant": name, "group": group.id, "state": "invalid", "reason": None, "paths": {},
+        "runtime": {
+            "host": group.runtime.host,
+            "session": group.runtime.session,
+            "extensions": [{"entry": b.entry, "resources": list(b.resources)} for b in group.runtime.extensions],
+            "environment": {"literal": dict(group.runtime.environment.literal), "inherit": list(group.runtime.environment.inherit)},
+        },
+    }
     try:
         skills, contexts, source = _materialise_resources(group, variant, base, cfg)
         record["source"] = source
@@ -328,7 +342,7 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, b
         inherited = {n: cfg.env[n] for n in group.runtime.environment.inherit}
         contexts_text = context_files(contexts)
         provider, model_id, providers = cfg.models.providers_for(group)
-        host = cfg.host()
+        host = _select_host(group.runtime.host, cfg)
     except (_Invalid, SourceError, ScriptError) as exc:
         record["reason"] = str(exc)
         evidence.write_json(run_dir / "run.json", record)
@@ -406,7 +420,8 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, b
     if session_dir is not None and session_dir.exists():
         evidence.copy_tree_atomic(session_dir, run_dir / "session")
     record["context_files"] = [c["path"] for c in contexts_text]
-    _persist_run(plan, run, record, before, resources, target_file, contexts, skills, workspace, run_dir, started, inherited)
+    secrets = {**{f"inherit:{k}": v for k, v in inherited.items()}, **_auth_secrets(cfg.auth_file)}
+    _persist_run(plan, run, record, before, resources, target_file, contexts, skills, workspace, run_dir, started, secrets)
     if run.outcome == "cancelled":
         raise KeyboardInterrupt  # evidence is safe on disk; no queued subject may start
     return VariantOutcome(name, record["state"], record["reason"], run_dir)
@@ -427,11 +442,26 @@ def resolve_skill_command(commands: list[dict[str, Any]], target_file: Path) -> 
     return name, None
 
 
+def _select_host(name: str, cfg: EngineConfig) -> HostInstallation:
+    """Map the runtime's ``host`` to an installed host command."""
+    if name == "pi":
+        return cfg.host()
+    from .host.install import from_explicit
+
+    location = cfg.piflow or os.environ.get("SKILL_EVAL_PIFLOW") or shutil.which("piflow")
+    if not location:
+        raise HostError(
+            "host 'piflow' is not installed: looked for the command `piflow` on PATH "
+            "(point --skill-eval-piflow or SKILL_EVAL_PIFLOW at it)"
+        )
+    return from_explicit(location)
+
+
 def _persist_run(plan: LaunchPlan, run: HostRun, record: dict[str, Any], before: dict[str, dict[str, str]],
                  resources: list[Path], target_file: Path | None, contexts: list[Path], skills: list[Path],
-                 workspace: Path, run_dir: Path, started: float, inherited: Mapping[str, str]) -> None:
+                 workspace: Path, run_dir: Path, started: float, secrets: Mapping[str, str]) -> None:
     """Persist one run's evidence; secrets (inherited values) are redacted from every byte."""
-    redact = _redactor(inherited.values())
+    redact = _redactor(secrets.values())
     turns = [build_turn(span, run.records, (GUARD_PREFIX,)) for span in run.spans]
     after = {str(p): evidence.fingerprint_tree(p) for p in resources}
     changed = sorted(p for p in before if before[p] != after.get(p))
@@ -464,11 +494,15 @@ def _persist_run(plan: LaunchPlan, run: HostRun, record: dict[str, Any], before:
     )
     evidence.write_atomic(run_dir / "events.jsonl", redact(run.raw_events()))
     evidence.write_atomic(run_dir / "stderr.txt", redact(bytes(run.stderr)))
-    evidence.write_atomic(run_dir / "transcript.json", redact(evidence.dump_json({"turns": [turn_to_json(t) for t in turns]})))
+    transcript = []
+    for span, turn, times in zip(run.spans, turns, run.turn_times + [(None, None)] * len(turns)):
+        transcript.append({**turn_to_json(turn), "usage": usage_totals(run.records, span.start, span.end),
+                           "started_at": times[0], "ended_at": times[1], "events": [span.start, span.end]})
+    evidence.write_atomic(run_dir / "transcript.json", redact(evidence.dump_json({"turns": transcript})))
     evidence.write_atomic(run_dir / "final-response.txt", redact((turns[-1].response if turns else "").encode("utf-8")))
     evidence.write_json(run_dir / "fingerprints.json", {"before": before, "after": after})
     evidence.copy_tree_atomic(workspace, run_dir / "workspace")
-    if inherited:
+    if secrets:
         _redact_tree(run_dir, redact)
     evidence.write_atomic(run_dir / "run.json", redact(evidence.dump_json(record)))
 
@@ -484,6 +518,31 @@ def _persist_observations(source: Path, dest: Path) -> None:
             if item.get("kind") == "request":
                 requests.append({k: item[k] for k in ("turn", "request", "system_prompt", "provider_context")})
     evidence.write_json(dest, requests)
+
+
+def _auth_secrets(auth_file: Path | None) -> dict[str, str]:
+    """Every string value of the configured auth file: none of them may reach evidence."""
+    import json
+
+    if auth_file is None:
+        return {}
+    found: dict[str, str] = {}
+
+    def walk(value: Any, where: str) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, f"{where}/{key}")
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                walk(item, f"{where}/{i}")
+        elif isinstance(value, str) and len(value) >= 8:
+            found[f"auth:{where}"] = value
+
+    try:
+        walk(json.loads(auth_file.read_text(encoding="utf-8")), "")
+    except (OSError, ValueError):
+        pass  # pi reports an unreadable auth file itself; nothing to redact
+    return found
 
 
 def _redactor(values: Iterable[str]) -> Callable[[bytes], bytes]:

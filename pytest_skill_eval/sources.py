@@ -105,11 +105,14 @@ class GitSource:
         self._materialise(obj, dest, rel, path)
 
     def _materialise(self, obj: object, dest: Path, rel: str, top: str) -> None:
+        if getattr(obj, "type", None) == "submodule":
+            raise SourceError(f"{rel}: {obj.path} is a submodule (unsupported Git entry)")  # type: ignore[attr-defined]
         mode = obj.mode  # type: ignore[attr-defined]
         if mode == _GIT_TREE:
             dest.mkdir(parents=True, exist_ok=True)
             for child in obj:  # type: ignore[attr-defined]
-                self._materialise(child, dest / child.name, rel, top)
+                # a gitlink has no usable .name without .gitmodules: name it by its path
+                self._materialise(child, dest / posixpath.basename(child.path), rel, top)
         elif mode in (_GIT_FILE, _GIT_EXEC):
             dest.parent.mkdir(parents=True, exist_ok=True)
             dest.write_bytes(obj.data_stream.read())  # type: ignore[attr-defined]

@@ -249,3 +249,55 @@ def test_description_revision_that_changes_the_body_is_invalid(root: pytest.Pyte
     result, gdir = _run(root, group, _script([{"text": "ok"}]))
     result.assert_outcomes(errors=1)
     assert "(SKILL.md body differs)" in _run_json(gdir, "candidate")["reason"]
+
+
+def test_body_target_colliding_with_another_skill_name_is_invalid(root: pytest.Pytester) -> None:
+    # pi keeps the first skill of a name; the target (second) would resolve to the other file
+    _write(root.path / "skills" / "impostor" / "SKILL.md", SKILL.format(name="target", description="Impostor."))
+    group = _group("collision", prompts=["Go."], tools=["read"], baseline=_variant([], None),
+                   candidate=_variant(["skills/impostor", "skills/target"], 1))
+    result, gdir = _run(root, group, _script([{"text": "ok"}]))
+    result.assert_outcomes(errors=1)
+    run = _run_json(gdir, "candidate")
+    assert run["state"] == "invalid"
+    assert run["reason"].startswith("the host registered no skill command for the target ")
+    assert "skills/1/target/SKILL.md" in run["reason"]
+    assert _run_json(gdir, "baseline")["state"] == "complete"
+
+
+def test_session_directory_is_isolated_and_kept_in_evidence(root: pytest.Pytester) -> None:
+    group = _group("session", prompts=["One.", "Two."], tools=["read"], baseline=_variant([], None),
+                   candidate=_variant(["skills/target"], 0),
+                   runtime={"host": "pi", "session": True, "extensions": [], "environment": {"literal": {}, "inherit": []}})
+    result, gdir = _run(root, group, _script([{"text": "one"}], [{"text": "two"}]))
+    result.assert_outcomes(passed=1)
+    for variant in ("baseline", "candidate"):
+        (session_file,) = (gdir / variant / "session").glob("*.jsonl")
+        entries = [json.loads(line) for line in session_file.read_text().splitlines()]
+        assert entries[0]["type"] == "session"
+        assert "--session-dir" in _run_json(gdir, variant)["argv"]
+
+
+def test_user_models_and_auth_file_reach_the_host_but_never_the_evidence(root: pytest.Pytester) -> None:
+    from pytest_skill_eval.scripted.server import ScriptedModelServer
+
+    _write(root.path / "local-script.json", json.dumps(_script([{"text": "answered by a custom provider"}])))
+    auth_secret = "auth-file-secret-value-0815"
+    _write(root.path / "auth.json", json.dumps({"local": {"type": "api_key", "key": auth_secret}}))
+    with ScriptedModelServer() as server:
+        server.register("local-model", root.path / "local-script.json")
+        provider = server.provider_config(["local-model"])
+        provider.pop("apiKey", None)  # the key must come from the auth file
+        _write(root.path / "my-models.json", json.dumps({"providers": {"local": provider}}))
+        group = _group("custom", prompts=["Go."], tools=["read"], type_="description",
+                       baseline=_variant([], None), candidate=_variant(["skills/target"], 0),
+                       expectations=[{"id": "answer", "kind": "response-text", "variant": "candidate", "expect": "equals",
+                                      "value": "answered by a custom provider"}])
+        group["model"] = {"model": "local/local-model"}
+        _write(root.path / "groups" / "custom.json", json.dumps(group))
+        result = root.runpytest_subprocess("--skill-eval", "groups/custom.json", "-p", "no:cacheprovider",
+                                           "--skill-eval-models", "my-models.json", "--skill-eval-auth", "auth.json")
+        result.assert_outcomes(passed=1)
+        assert len(server.requests()) == 2
+    leaks = [p for p in (root.path / ".skill-eval").rglob("*") if p.is_file() and auth_secret.encode() in p.read_bytes()]
+    assert leaks == []
