@@ -184,6 +184,7 @@ class Verdict:
 
     def failure_text(self) -> str:
         lines = [f"group {self.group_id}: {self.words()} (--skill-eval-fail-on={self.fail_on})"]
+        shown: set[str] = set()
         for item in self.failing:
             if isinstance(item, ComparisonOutcome):
                 lines.append(f"  comparison {item.id}: {item.transition}")
@@ -191,7 +192,8 @@ class Verdict:
                     e = self._expectation(side)
                     if e is not None:
                         lines.append(self._explain(e, indent="    "))
-            else:
+                        shown.add(e.id)
+            elif item.id not in shown:
                 lines.append(self._explain(item, indent="  "))
         lines.append(self.summary_text())
         return "\n".join(lines)

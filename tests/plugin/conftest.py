@@ -7,12 +7,16 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import GROUPS, QUICKSTART, suite, write_json
+from .helpers import CACHE_ENV, GROUPS, HOST_CACHE, QUICKSTART, suite, write_json
 
 
 @pytest.fixture
-def project(pytester: pytest.Pytester) -> Path:
-    """The quickstart definition root with extra groups and suites, as the pytester directory."""
+def project(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The quickstart definition root with extra groups and suites, as the pytester directory.
+
+    pytester moves HOME; the inner runs keep using the one managed host install.
+    """
+    monkeypatch.setenv(CACHE_ENV, str(HOST_CACHE))
     shutil.copytree(QUICKSTART, pytester.path, dirs_exist_ok=True,
                     ignore=shutil.ignore_patterns(".skill-eval", ".pytest_cache", "pytest.ini", "__pycache__"))
     for group_id, group in GROUPS.items():

@@ -12,8 +12,11 @@ from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
-import pytest
 
+from pytest_skill_eval.host.install import CACHE_ENV, cache_dir
+
+#: The real host cache, read before pytester points HOME at its temporary directory.
+HOST_CACHE = cache_dir()
 QUICKSTART = Path(__file__).resolve().parents[2] / "example_suites" / "quickstart"
 BEFORE = "skills-before-description/release-notes"
 AFTER = "skills/release-notes"
@@ -96,7 +99,7 @@ def read_json(path: Path) -> Any:
     return json.loads(path.read_text(encoding="utf-8"))
 
 
-def testcases(xml_path: Path) -> dict[str, ElementTree.Element]:
+def junit_cases(xml_path: Path) -> dict[str, ElementTree.Element]:
     """JUnit testcases keyed by ``classname::name``."""
     root = ElementTree.parse(xml_path).getroot()
     return {f"{tc.get('classname')}::{tc.get('name')}": tc for tc in root.iter("testcase")}

@@ -1,0 +1,214 @@
+"""Real runs through the pi host: outcomes under each fail-on policy, errors, reports.
+
+Every group runs the real pi host against the scripted stand-in model.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .helpers import only_result, properties, read_json, junit_cases, verdict_of
+
+pytestmark = pytest.mark.pi
+
+
+@pytest.fixture(autouse=True)
+def _host(pi_host: Any) -> None:
+    """Install the managed host once, before any inner run needs it."""
+
+
+def outcomes_by_group(result: pytest.RunResult) -> dict[str, str]:
+    found = {}
+    for line in result.outlines:
+        for word in ("PASSED", "FAILED", "ERROR"):
+            if line.startswith(("policy.json::", "errors.json::", "suite.json::")) and f" {word}" in line:
+                found[line.split(" ")[0].split("::")[1]] = word
+    return found
+
+
+def test_verbose_output_shows_states_expectations_and_transitions(project: Path, pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--skill-eval", "suite.json", "-v")
+    result.assert_outcomes(passed=2)
+    result_dir = only_result(project)
+    result.stdout.fnmatch_lines([
+        "suite.json::release-notes-activation PASSED fail-to-pass*",
+        "    baseline   complete",
+        "    candidate  complete",
+        "    baseline   fail        baseline-reads-skill (skill-read)",
+        "    candidate  pass        candidate-reads-skill (skill-read)",
+        "    comparison reads-skill: fail-to-pass",
+        "suite.json::release-notes-body PASSED fail-to-pass*",
+        "*= skill-eval =*",
+        "#  group  *outcome  baseline  candidate  comparisons",
+        "1  suite.json::release-notes-activation  passed   complete  complete   reads-skill: fail-to-pass",
+        "2  suite.json::release-notes-body  *passed   complete  complete   result-exists: fail-to-pass",
+        "transitions: 2 fail-to-pass",
+        f"result {result_dir.name} (complete): {result_dir}",
+        f"view it: skill-eval view {result_dir.name} *",
+    ])
+    summary = read_json(result_dir / "result.json")
+    assert summary["result_id"] == result_dir.name
+    assert [g["id"] for g in summary["groups"]] == ["release-notes-activation", "release-notes-body"]
+
+
+@pytest.mark.parametrize(
+    ("fail_on", "expected", "ret"),
+    [
+        ("candidate", {"improves": "PASSED", "regresses": "FAILED", "stays-failing": "FAILED"}, 1),
+        ("regression", {"improves": "PASSED", "regresses": "FAILED", "stays-failing": "PASSED"}, 1),
+        ("any", {"improves": "FAILED", "regresses": "FAILED", "stays-failing": "FAILED"}, 1),
+        ("never", {"improves": "PASSED", "regresses": "PASSED", "stays-failing": "PASSED"}, 0),
+    ],
+)
+def test_fail_on_policies(project: Path, pytester: pytest.Pytester, fail_on: str, expected: dict[str, str], ret: int) -> None:
+    result = pytester.runpytest("--skill-eval", "policy.json", f"--skill-eval-fail-on={fail_on}", "-v",
+                                "--junitxml=report.xml")
+    assert outcomes_by_group(result) == expected
+    assert result.ret == ret
+    result.stdout.fnmatch_lines(["policy.json::regresses * pass-to-fail*"])
+    cases = junit_cases(project / "report.xml")
+    comparison = cases["policy.json.regresses::comparison:reads-skill"]
+    assert verdict_of(comparison) == ("skipped" if fail_on == "never" else "failure")
+    # the XML fails exactly the groups the policy fails, and no entry of a passing group
+    failing_groups = set()
+    for key, tc in cases.items():
+        if verdict_of(tc) == "failure":
+            classname, name = key.split("::")
+            failing_groups.add(name if classname == "policy.json" else classname.removeprefix("policy.json."))
+    assert failing_groups == {g for g, word in expected.items() if word == "FAILED"}
+
+
+def test_ini_fail_on(project: Path, pytester: pytest.Pytester) -> None:
+    pytester.makeini("[pytest]\nskill_eval_fail_on = never\n")
+    result = pytester.runpytest("--skill-eval", "policy.json", "-k", "regresses")
+    result.assert_outcomes(passed=1)
+
+
+def test_failure_text_shows_expected_observed_and_evidence(project: Path, pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--skill-eval", "policy.json", "-k", "stays-failing")
+    result.assert_outcomes(failed=1)
+    run_dir = only_result(project) / "groups" / "003-stays-failing" / "candidate"
+    result.stdout.fnmatch_lines([
+        "*group stays-failing: fail-to-fail (--skill-eval-fail-on=candidate)",
+        "  comparison says-magic: fail-to-fail",
+        "    [candidate] candidate-says-magic (response-text): fail",
+        "        expected: *a phrase the script never says*",
+        "        observed: *",
+        f"        evidence: {run_dir}*",
+        "FAILED fail-to-fail policy.json::stays-failing - group stays-failing*",
+    ])
+    result.stdout.no_fnmatch_line("*Traceback*")
+
+
+def test_infrastructure_and_grade_problems_are_errors(project: Path, pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--skill-eval", "errors.json", "--skill-eval-fail-on=never", "-v",
+                                "--junitxml=report.xml")
+    assert outcomes_by_group(result) == {"missing-script": "ERROR", "grade-error": "ERROR", "improves": "PASSED"}
+    assert result.ret == pytest.ExitCode.TESTS_FAILED
+    result.stdout.fnmatch_lines([
+        "errors.json::missing-script ERROR invalid*",
+        "errors.json::grade-error ERROR grade-error*",
+    ])
+    result.stdout.fnmatch_lines([
+        "*ERROR at setup of skill-eval group missing-script*",
+        "group missing-script: invalid",
+        "  baseline: invalid: no script for model 'scripted/no-such-script'*",
+    ])
+    result.stdout.no_fnmatch_line("*Traceback*")
+    cases = junit_cases(project / "report.xml")
+    assert verdict_of(cases["errors.json::missing-script"]) == "error"
+    assert verdict_of(cases["errors.json.missing-script::variant:baseline"]) == "error"
+    assert verdict_of(cases["errors.json.grade-error::grade"]) == "error"
+    assert verdict_of(cases["errors.json.grade-error::expectation:candidate-says"]) == "error"
+    summary = read_json(only_result(project) / "result.json")
+    assert summary["state"] == "partially-complete"
+
+
+def test_variant_selection_records_not_selected_and_never_fails(project: Path, pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--skill-eval", "policy.json", "--skill-eval-variant", "baseline",
+                                "--skill-eval-fail-on=any", "-v", "--junitxml=report.xml", "-k", "improves or regresses")
+    # under "any" the improves group fails on its baseline; the regresses baseline passes
+    assert outcomes_by_group(result) == {"improves": "FAILED", "regresses": "PASSED"}
+    result.stdout.fnmatch_lines(["policy.json::regresses PASSED baseline 1/1 pass, candidate not-selected*",
+                                 "    candidate  not-selected*"])
+    group = read_json(only_result(project) / "groups" / "002-regresses" / "group.json")
+    assert group["variants"]["candidate"]["state"] == "not-selected"
+    cases = junit_cases(project / "report.xml")
+    not_selected = cases["policy.json.regresses::variant:candidate"]
+    assert verdict_of(not_selected) == "skipped"
+    assert "not-selected" in not_selected.find("skipped").get("message", "")  # type: ignore[union-attr]
+    assert verdict_of(cases["policy.json.regresses::expectation:candidate-reads-skill"]) == "skipped"
+
+
+def test_junit_entries_and_properties(project: Path, pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--skill-eval", "suite.json", "--junitxml=report.xml", "-k", "activation")
+    result.assert_outcomes(passed=1)
+    result_dir = only_result(project)
+    cases = junit_cases(project / "report.xml")
+    assert sorted(cases) == [
+        "suite.json.release-notes-activation::comparison:reads-skill",
+        "suite.json.release-notes-activation::expectation:baseline-reads-skill",
+        "suite.json.release-notes-activation::expectation:candidate-reads-skill",
+        "suite.json.release-notes-activation::grade",
+        "suite.json.release-notes-activation::variant:baseline",
+        "suite.json.release-notes-activation::variant:candidate",
+        "suite.json::release-notes-activation",
+    ]
+    item = properties(cases["suite.json::release-notes-activation"])
+    group_dir = result_dir / "groups" / "001-release-notes-activation"
+    assert item["skill_eval.status"] == "fail-to-pass"
+    assert item["skill_eval.result_id"] == result_dir.name
+    assert item["skill_eval.evidence"] == str(group_dir)
+    assert item["skill_eval.variant.candidate"] == "complete"
+    assert item["skill_eval.variant.candidate.evidence"] == str(group_dir / "candidate")
+    assert item["skill_eval.expectation.baseline-reads-skill"] == "baseline fail"
+    assert item["skill_eval.comparison.reads-skill"] == "fail-to-pass"
+    # the baseline failing is reported, but under the default policy it does not fail anything
+    baseline = cases["suite.json.release-notes-activation::expectation:baseline-reads-skill"]
+    assert verdict_of(baseline) == "skipped"
+    assert "reported only" in baseline.find("skipped").get("message", "")  # type: ignore[union-attr]
+    assert properties(baseline)["skill_eval.status"] == "fail"
+    assert properties(baseline)["skill_eval.evidence"] == str(group_dir / "baseline")
+    assert verdict_of(cases["suite.json.release-notes-activation::comparison:reads-skill"]) == "passed"
+    assert properties(cases["suite.json.release-notes-activation::comparison:reads-skill"])["skill_eval.transition"] == "fail-to-pass"
+    # entries are not tests: the terminal counts groups only
+    result.stdout.no_fnmatch_line("*variant:baseline*")
+
+
+def test_exitfirst_stops_after_the_first_failing_group(project: Path, pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--skill-eval", "policy.json", "-x", "-k", "not improves")
+    result.assert_outcomes(failed=1)
+    assert [p.name for p in (only_result(project) / "groups").iterdir()] == ["002-regresses"]
+
+
+def test_last_failed_reruns_only_failed_groups(project: Path, pytester: pytest.Pytester) -> None:
+    first = pytester.runpytest("--skill-eval", "policy.json", "-p", "cacheprovider")
+    first.assert_outcomes(passed=1, failed=2)
+    again = pytester.runpytest("--skill-eval", "policy.json", "-p", "cacheprovider", "--lf", "-v")
+    again.assert_outcomes(failed=2)
+    again.stdout.fnmatch_lines(["run-last-failure: rerun previous 2 failures"])
+    new_first = pytester.runpytest("--skill-eval", "policy.json", "-p", "cacheprovider", "--ff", "--collect-only", "-q")
+    assert [line for line in new_first.outlines if "::" in line][-1] == "policy.json::improves"
+
+
+def test_progress_is_live_at_verbose_and_silent_when_quiet(project: Path, pytester: pytest.Pytester) -> None:
+    verbose = pytester.runpytest("--skill-eval", "suite.json", "-v", "-k", "body")
+    verbose.stdout.fnmatch_lines([
+        "    skill-eval: release-notes-body [[]baseline] preparing (*s)",
+        "    skill-eval: release-notes-body [[]baseline] turn 1/2 settled (*s)",
+        "    skill-eval: release-notes-body [[]candidate] turn 2/2 settled (*s)",
+        "suite.json::release-notes-body PASSED fail-to-pass*",
+    ])
+    quiet = pytester.runpytest("--skill-eval", "suite.json", "-q", "-k", "body")
+    quiet.stdout.no_fnmatch_line("*skill-eval: release-notes-body*")
+    quiet.stdout.fnmatch_lines(["skill-eval result *: skill-eval view *"])
+
+
+def test_progress_never_lands_in_captured_output(project: Path, pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess("--skill-eval", "policy.json", "-v", "-k", "stays-failing", "-rA")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines(["    skill-eval: stays-failing [[]candidate] running pi (json mode)*"])
+    result.stdout.no_fnmatch_line("*Captured stdout*")
