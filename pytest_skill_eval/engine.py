@@ -108,6 +108,8 @@ def run_group(group: Group, position: int, cfg: EngineConfig) -> GroupOutcome:
             else:
                 try:
                     outcomes[name] = _run_variant(group, group.variant(name), fixture, bundles, scratch / name, run_dir, cfg)
+                    # nothing of a finished variant may be reachable while its counterpart runs
+                    shutil.rmtree(scratch / name, ignore_errors=True)
                 except KeyboardInterrupt:
                     # the run's observed evidence is already persisted; no queued subject starts
                     cancelled = True

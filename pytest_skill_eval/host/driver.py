@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import queue
+import signal
 import subprocess
 import threading
 import time
@@ -129,6 +130,7 @@ class _Session:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             start_new_session=True,  # Ctrl-C reaches pytest only; we decide how pi ends
+            preexec_fn=_die_with_parent,
         )
         self.run.pid = self.proc.pid
         self.stream = _Stream(self.proc, self.run)
@@ -215,6 +217,20 @@ class _Session:
         if self.stream is not None:
             self.stream.join(timeout=5)
         self.run.ended_at = time.time()
+
+
+def _die_with_parent() -> None:
+    """In the child: if the evaluator itself is killed (SIGKILL), take pi down with it.
+
+    Runs between fork and exec; Linux only (prctl PR_SET_PDEATHSIG), a no-op elsewhere.
+    """
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 class _Fault(Exception):
