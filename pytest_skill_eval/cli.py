@@ -10,7 +10,7 @@ from __future__ import annotations
 import argparse
 import sys
 from pathlib import Path
-from typing import Sequence
+from typing import Any, Sequence
 
 from .errors import SkillEvalError
 
@@ -19,11 +19,16 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="skill-eval", description="Evaluate Agent Skills through the real pi host.")
     sub = parser.add_subparsers(dest="command", required=True)
 
-    run = sub.add_parser("run", help="Run a suite or group definition")
+    run = sub.add_parser(
+        "run", help="Run a suite or group definition",
+        usage="skill-eval run [-h] [--group ID|POSITION] [--variant {baseline,candidate}] target [-- PYTEST_ARGS ...]",
+        epilog="Arguments after -- go to pytest unchanged, e.g. -- -n 4 --junitxml=report.xml. "
+               "Exit status: 0 complete (failed checks included), 1 invalid, infrastructure-failed or grade-error, "
+               "2 cancelled, 4 usage error, 5 nothing selected.",
+    )
     run.add_argument("target", help="Suite or group definition path, from the current directory")
-    run.add_argument("--group", help="Suite group id or one-based position")
-    run.add_argument("--variant", choices=("baseline", "candidate"))
-    run.add_argument("pytest_args", nargs=argparse.REMAINDER, help="Extra pytest arguments after --")
+    run.add_argument("--group", metavar="ID|POSITION", help="Suite group id or one-based position")
+    run.add_argument("--variant", choices=("baseline", "candidate"), help="Run only this variant")
 
     view = sub.add_parser("view", help="Render a stored result")
     view.add_argument("target", help="Result id or result directory")
@@ -45,7 +50,19 @@ def _parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    argv = list(sys.argv[1:] if argv is None else argv)
+    pytest_args: list[str] = []
+    if argv[:1] == ["run"] and "--" in argv:
+        # split by hand: argparse would let pytest's options swallow --group/--variant
+        cut = argv.index("--")
+        argv, pytest_args = argv[:cut], argv[cut + 1:]
+    try:
+        args = _parser().parse_args(argv)
+    except SystemExit as exc:
+        if argv[:1] == ["run"] and exc.code == 2:
+            return 4  # a usage error, as pytest numbers it: 2 means cancelled for run
+        raise
+    args.pytest_args = pytest_args
     try:
         if args.command == "run":
             return _run(args)
@@ -84,10 +101,30 @@ def _host(args: argparse.Namespace) -> int:
     return 0
 
 
+class _RunWatcher:
+    """Tells a cancelled run (Ctrl-C) apart from definitions that could not be collected."""
+
+    def __init__(self) -> None:
+        self.cancelled = False
+
+    def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
+        import pytest
+
+        # pytest stops after collection errors by raising its own KeyboardInterrupt subclass
+        self.cancelled = not isinstance(excinfo.value, pytest.Session.Interrupted)
+
+
+#: ``skill-eval run`` exit codes (docs/usage.md lists them).
+EXIT_COMPLETE = 0  # every selected variant ran and was graded; failed checks are evidence
+EXIT_INVALID = 1  # invalid, infrastructure-failed or grade-error (or a definition failed to load)
+EXIT_CANCELLED = 2  # Ctrl-C: no queued subject started, observed evidence kept
+EXIT_NOTHING_SELECTED = 5  # -k/-m (after --) deselected every group
+
+
 def _run(args: argparse.Namespace) -> int:
     import pytest
 
-    extra = [a for a in args.pytest_args if a != "--"]
+    extra = list(args.pytest_args)
     argv = ["--skill-eval", args.target, "-p", "no:cacheprovider", "-rN"]
     if args.group:
         argv += ["--skill-eval-group", args.group]
@@ -95,8 +132,26 @@ def _run(args: argparse.Namespace) -> int:
         argv += ["--skill-eval-variant", args.variant]
     # seed contract: failed checks are behavioural evidence and exit 0
     argv += ["--skill-eval-fail-on", "never", *extra]
-    code = pytest.main(argv)
-    return 0 if code in (pytest.ExitCode.OK,) else int(code)
+    watcher = _RunWatcher()
+    code = pytest.main(argv, plugins=[watcher])
+    return run_exit_code(int(code), cancelled=watcher.cancelled, target=args.target)
+
+
+def run_exit_code(code: int, *, cancelled: bool, target: str) -> int:
+    """Map pytest's exit status onto the seed's ``run`` contract."""
+    import pytest
+
+    if code == pytest.ExitCode.OK:
+        return EXIT_COMPLETE
+    if code == pytest.ExitCode.TESTS_FAILED:
+        return EXIT_INVALID
+    if code == pytest.ExitCode.INTERRUPTED:
+        return EXIT_CANCELLED if cancelled else EXIT_INVALID
+    if code == pytest.ExitCode.NO_TESTS_COLLECTED:
+        print(f"skill-eval: nothing to run: no group of {target} was selected; "
+              "check the -k/-m arguments given after --", file=sys.stderr)
+        return EXIT_NOTHING_SELECTED
+    return code  # 3 internal error, 4 usage error
 
 
 if __name__ == "__main__":  # pragma: no cover
