@@ -22,8 +22,21 @@ from .host.driver import HostRun, Safeguards, run_json, run_rpc
 from .host.install import HostInstallation
 from .host.launch import LaunchPlan, allowed_roots_config, bundled_extension, write_agent_config
 from .host.protocol import build_turn, registered_context, registered_skills, turn_to_json, usage_totals
+from .isolation import (
+    InvalidVariant,
+    auth_secrets,
+    check_description_revision,
+    context_files,
+    materialise_resources,
+    redact_tree,
+    redactor,
+    snapshot_bundles,
+    snapshot_fixture,
+)
 
 GUARD_PREFIX = "skill-eval guard blocked"
+#: expectation kinds judged on workspace state: with a ``turn`` they need per-turn snapshots
+WORKSPACE_KINDS = frozenset({"path", "changed-paths", "file-text", "json"})
 Progress = Callable[[str], None]
 
 
@@ -68,14 +81,8 @@ class GroupOutcome:
     grade: Any  # grading.GroupGrade
 
 
-class _Invalid(SkillEvalError):
-    """The variant cannot be run as declared (state ``invalid``)."""
-
-
 def run_group(group: Group, position: int, cfg: EngineConfig) -> GroupOutcome:
     """Run the selected variants of *group*, persist everything, grade, persist the grade."""
-    from .grading import grade_group
-
     group_dir = cfg.result_dir / "groups" / evidence.group_dir_name(position, group.id)
     evidence.write_json(group_dir / "definition.json", {"path": str(group.path), "definition": group.raw})
     scratch = Path(tempfile.mkdtemp(prefix="skill-eval-"))
@@ -87,13 +94,13 @@ def run_group(group: Group, position: int, cfg: EngineConfig) -> GroupOutcome:
         bundles = scratch / "bundles"
         try:
             if group.fixture is not None:
-                _snapshot_fixture(cfg.root, group.fixture, fixture)
+                snapshot_fixture(cfg.root, group.fixture, fixture)
         except (SkillEvalError, OSError) as exc:
             shared_error = f"fixture {group.fixture!r}: {exc}"
         try:
-            _snapshot_bundles(cfg.root, group, bundles)
+            snapshot_bundles(cfg.root, group, bundles)
             if shared_error is None:
-                shared_error = check_description_revision(group, scratch / "revision-check", cfg)
+                shared_error = check_description_revision(group, scratch / "revision-check", cfg.root)
         except (SkillEvalError, OSError) as exc:
             shared_error = shared_error or str(exc)
         cancelled = False
@@ -179,145 +186,12 @@ def group_state(states: Iterable[str], *, fixture_failed: bool = False) -> str:
     return "partially-complete"
 
 
-def _snapshot_fixture(root: Path, rel: str, dest: Path) -> None:
-    from .sources import copy_working_tree
-
-    src = root / rel
-    if src.is_file() or (src.is_symlink() and src.resolve().is_file()):
-        copy_working_tree(root, rel, dest / Path(rel).name)
-    else:
-        copy_working_tree(root, rel, dest)
-
-
-def _snapshot_bundles(root: Path, group: Group, dest: Path) -> None:
-    """Extension bundles: snapshotted once per group, copied byte-identically to each variant."""
-    from .sources import copy_working_tree
-
-    for i, bundle in enumerate(group.runtime.extensions):
-        for rel in bundle.resources:
-            copy_working_tree(root, rel, dest / str(i) / rel)
-        if not (dest / str(i) / bundle.entry).is_file():
-            raise SourceError(f"extension bundle {i}: entry {bundle.entry!r} is not inside its declared resources")
-
-
-def context_files(items: list[Path]) -> list[dict[str, str]]:
-    """Declared context as pi's project instructions: files in declared order, directories sorted."""
-    files: list[dict[str, str]] = []
-    for item in items:
-        paths = [item] if item.is_file() else sorted(p for p in item.rglob("*") if p.is_file())
-        for path in paths:
-            try:
-                content = path.read_text(encoding="utf-8")
-            except UnicodeDecodeError:
-                raise _Invalid(f"context file {path.name} is not valid UTF-8") from None
-            files.append({"path": str(path), "content": content})
-    return files
-
-
-def split_frontmatter(text: str) -> tuple[list[str], str]:
-    """Frontmatter lines and body of a SKILL.md (no YAML parser: we compare lines, not values)."""
-    if not text.startswith("---\n"):
-        return [], text
-    end = text.find("\n---", 4)
-    if end < 0:
-        return [], text
-    after = text.find("\n", end + 4)
-    return text[4:end].split("\n"), text[after + 1 :] if after >= 0 else ""
-
-
-def _without_description(lines: list[str]) -> list[str]:
-    kept, skipping = [], False
-    for line in lines:
-        if line.startswith("description:"):
-            skipping = True
-            continue
-        if skipping and (line.startswith((" ", "\t")) or not line.strip()):
-            continue  # folded/continued description value
-        skipping = False
-        kept.append(line)
-    return kept
-
-
-def describe_revision_difference(before: Path, after: Path) -> str | None:
-    """None when two target snapshots differ only in the frontmatter description text."""
-    files_a, files_b = evidence.read_files(before), evidence.read_files(after)
-    if set(files_a) != set(files_b):
-        only = sorted(set(files_a) ^ set(files_b))
-        return "the target snapshots hold different files: " + ", ".join(only)
-    differences: list[str] = []
-    for rel in sorted(files_a):
-        if files_a[rel] == files_b[rel]:
-            continue
-        if rel != "SKILL.md":
-            differences.append(f"resource {rel} differs")
-            continue
-        fm_a, body_a = split_frontmatter(files_a[rel].decode("utf-8", "replace"))
-        fm_b, body_b = split_frontmatter(files_b[rel].decode("utf-8", "replace"))
-        if body_a != body_b:
-            differences.append("SKILL.md body differs")
-        if _without_description(fm_a) != _without_description(fm_b):
-            differences.append("SKILL.md frontmatter differs beyond description")
-    return "; ".join(differences) or None
-
-
-def check_description_revision(group: Group, scratch: Path, cfg: EngineConfig) -> str | None:
-    """Spec: in a description group where both variants declare the target, only its description may change."""
-    if group.type != "description" or group.baseline.target is None or group.candidate.target is None:
-        return None
-    snapshots = []
-    for variant in (group.baseline, group.candidate):
-        dest = scratch / variant.name
-        _copy_from_source(variant, cfg)(variant.skills[variant.target], dest)  # type: ignore[index]
-        snapshots.append(dest)
-    problem = describe_revision_difference(*snapshots)
-    if problem:
-        return f"description group: the baseline and candidate targets must differ only in their frontmatter description ({problem})"
-    return None
-
-
-def _copy_from_source(variant: Variant, cfg: EngineConfig) -> Callable[[str, Path], None]:
-    from .sources import GitSource, copy_working_tree
-
-    if variant.source.kind == "git":
-        return GitSource(cfg.root, variant.source.ref or "").copy
-    return lambda rel, dest: copy_working_tree(cfg.root, rel, dest)
-
-
 def _persist_state(run_dir: Path, group: Group, name: VariantName, state: str, reason: str) -> VariantOutcome:
     evidence.write_json(
         run_dir / "run.json",
         {"variant": name, "group": group.id, "state": state, "reason": reason, "paths": {}},
     )
     return VariantOutcome(name, state, reason, run_dir)
-
-
-def _materialise_resources(group: Group, variant: Variant, base: Path, cfg: EngineConfig) -> tuple[list[Path], list[Path], dict[str, Any]]:
-    from .sources import GitSource, SourceIdentity
-
-    skills_dir, context_dir = base / "resources" / "skills", base / "resources" / "context"
-    copy = _copy_from_source(variant, cfg)
-    if variant.source.kind == "git":
-        identity = GitSource(cfg.root, variant.source.ref or "").identity(cfg.root)
-    else:
-        identity = SourceIdentity("working-tree", None, None, str(cfg.root))
-
-    skills: list[Path] = []
-    for i, rel in enumerate(variant.skills):
-        dest = skills_dir / str(i) / Path(rel).name
-        copy(rel, dest)
-        if not (dest / "SKILL.md").is_file():
-            raise _Invalid(f"skill {rel!r} (index {i}) has no SKILL.md in its {identity.kind} source")
-        try:
-            (dest / "SKILL.md").read_bytes().decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise _Invalid(f"skill {rel!r} (index {i}): SKILL.md is not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
-        skills.append(dest)
-    contexts: list[Path] = []
-    for i, rel in enumerate(variant.context):
-        dest = context_dir / str(i) / Path(rel).name
-        copy(rel, dest)
-        contexts.append(dest)
-    return skills, contexts, identity.to_json()
 
 
 def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, base: Path, run_dir: Path, cfg: EngineConfig) -> VariantOutcome:
@@ -336,16 +210,16 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, b
         },
     }
     try:
-        skills, contexts, source = _materialise_resources(group, variant, base, cfg)
+        skills, contexts, source = materialise_resources(variant, base, cfg.root)
         record["source"] = source
         missing = [n for n in group.runtime.environment.inherit if n not in cfg.env]
         if missing:
-            raise _Invalid(f"inherited environment variable(s) not set: {', '.join(missing)}")
+            raise InvalidVariant(f"inherited environment variable(s) not set: {', '.join(missing)}")
         inherited = {n: cfg.env[n] for n in group.runtime.environment.inherit}
         contexts_text = context_files(contexts)
         provider, model_id, providers = cfg.models.providers_for(group)
         host = _select_host(group.runtime.host, cfg)
-    except (_Invalid, SourceError, ScriptError) as exc:
+    except (InvalidVariant, SourceError, ScriptError) as exc:
         record["reason"] = str(exc)
         evidence.write_json(run_dir / "run.json", record)
         return VariantOutcome(name, "invalid", str(exc), run_dir)
@@ -386,7 +260,7 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, b
         inherited_env=inherited,
         extra_env=(("SKILL_EVAL_GUARD_CONFIG", str(guard_config)), ("SKILL_EVAL_OBSERVER_OUT", str(observer_out))),
     )
-    turn_scoped = any(e.turn is not None and e.variant == name for e in group.expectations)
+    turn_scoped = any(e.turn is not None and e.variant == name and e.kind in WORKSPACE_KINDS for e in group.expectations)
 
     def after_turn(index: int) -> None:
         if turn_scoped:
@@ -422,7 +296,7 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, b
     if session_dir is not None and session_dir.exists():
         evidence.copy_tree_atomic(session_dir, run_dir / "session")
     record["context_files"] = [c["path"] for c in contexts_text]
-    secrets = {**{f"inherit:{k}": v for k, v in inherited.items()}, **_auth_secrets(cfg.auth_file)}
+    secrets = {**{f"inherit:{k}": v for k, v in inherited.items()}, **auth_secrets(cfg.auth_file)}
     _persist_run(plan, run, record, before, resources, target_file, contexts, skills, workspace, run_dir, started, secrets)
     if run.outcome == "cancelled":
         raise KeyboardInterrupt  # evidence is safe on disk; no queued subject may start
@@ -463,7 +337,7 @@ def _persist_run(plan: LaunchPlan, run: HostRun, record: dict[str, Any], before:
                  resources: list[Path], target_file: Path | None, contexts: list[Path], skills: list[Path],
                  workspace: Path, run_dir: Path, started: float, secrets: Mapping[str, str]) -> None:
     """Persist one run's evidence; secrets (inherited values) are redacted from every byte."""
-    redact = _redactor(secrets.values())
+    redact = redactor(secrets.values())
     turns = [build_turn(span, run.records, (GUARD_PREFIX,)) for span in run.spans]
     after = {str(p): evidence.fingerprint_tree(p) for p in resources}
     changed = sorted(p for p in before if before[p] != after.get(p))
@@ -505,7 +379,7 @@ def _persist_run(plan: LaunchPlan, run: HostRun, record: dict[str, Any], before:
     evidence.write_json(run_dir / "fingerprints.json", {"before": before, "after": after})
     evidence.copy_tree_atomic(workspace, run_dir / "workspace")
     if secrets:
-        _redact_tree(run_dir, redact)
+        redact_tree(run_dir, redact)
     evidence.write_atomic(run_dir / "run.json", redact(evidence.dump_json(record)))
 
 
@@ -520,49 +394,3 @@ def _persist_observations(source: Path, dest: Path) -> None:
             if item.get("kind") == "request":
                 requests.append({k: item[k] for k in ("turn", "request", "system_prompt", "provider_context")})
     evidence.write_json(dest, requests)
-
-
-def _auth_secrets(auth_file: Path | None) -> dict[str, str]:
-    """Every string value of the configured auth file: none of them may reach evidence."""
-    import json
-
-    if auth_file is None:
-        return {}
-    found: dict[str, str] = {}
-
-    def walk(value: Any, where: str) -> None:
-        if isinstance(value, dict):
-            for key, item in value.items():
-                walk(item, f"{where}/{key}")
-        elif isinstance(value, list):
-            for i, item in enumerate(value):
-                walk(item, f"{where}/{i}")
-        elif isinstance(value, str) and len(value) >= 8:
-            found[f"auth:{where}"] = value
-
-    try:
-        walk(json.loads(auth_file.read_text(encoding="utf-8")), "")
-    except (OSError, ValueError):
-        pass  # pi reports an unreadable auth file itself; nothing to redact
-    return found
-
-
-def _redactor(values: Iterable[str]) -> Callable[[bytes], bytes]:
-    secrets = sorted({v.encode("utf-8") for v in values if v}, key=len, reverse=True)
-
-    def redact(data: bytes) -> bytes:
-        for secret in secrets:
-            data = data.replace(secret, b"<redacted>")
-        return data
-
-    return redact
-
-
-def _redact_tree(root: Path, redact: Callable[[bytes], bytes]) -> None:
-    for dirpath, _dirs, files in os.walk(root):
-        for fname in files:
-            path = Path(dirpath) / fname
-            data = path.read_bytes()
-            clean = redact(data)
-            if clean != data:
-                evidence.write_atomic(path, clean)

@@ -2,9 +2,17 @@
 
 from __future__ import annotations
 
+import os
+
 import pytest
 
-from pytest_skill_eval.host.install import HostInstallation, resolve_host
+from pytest_skill_eval.host.install import CACHE_ENV, HostInstallation, cache_dir, resolve_host
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # pytester moves HOME into each test's directory; pin the cache first so every inner
+    # run shares the one managed host install instead of installing it again.
+    os.environ.setdefault(CACHE_ENV, str(cache_dir()))
 
 
 @pytest.fixture(scope="session")

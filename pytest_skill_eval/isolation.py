@@ -1,0 +1,200 @@
+"""Isolation: what one variant may see, built from declared inputs only.
+
+Fixture and extension bundles are snapshotted once per group from the definition-root
+working tree; skills and context come from the variant's own source (working tree or one
+exact Git commit). Secrets that must never reach evidence are collected here too.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from . import evidence
+from .definitions import Group, Variant
+from .errors import SkillEvalError, SourceError
+
+
+class InvalidVariant(SkillEvalError):
+    """The variant cannot be run as declared (its state is ``invalid``)."""
+
+
+def snapshot_fixture(root: Path, rel: str, dest: Path) -> None:
+    from .sources import copy_working_tree
+
+    src = root / rel
+    if src.is_file() or (src.is_symlink() and src.resolve().is_file()):
+        copy_working_tree(root, rel, dest / Path(rel).name)
+    else:
+        copy_working_tree(root, rel, dest)
+
+
+def snapshot_bundles(root: Path, group: Group, dest: Path) -> None:
+    """Extension bundles: snapshotted once per group, copied byte-identically to each variant."""
+    from .sources import copy_working_tree
+
+    for i, bundle in enumerate(group.runtime.extensions):
+        for rel in bundle.resources:
+            copy_working_tree(root, rel, dest / str(i) / rel)
+        if not (dest / str(i) / bundle.entry).is_file():
+            raise SourceError(f"extension bundle {i}: entry {bundle.entry!r} is not inside its declared resources")
+
+
+def context_files(items: list[Path]) -> list[dict[str, str]]:
+    """Declared context as pi's project instructions: files in declared order, directories sorted."""
+    files: list[dict[str, str]] = []
+    for item in items:
+        paths = [item] if item.is_file() else sorted(p for p in item.rglob("*") if p.is_file())
+        for path in paths:
+            try:
+                content = path.read_text(encoding="utf-8")
+            except UnicodeDecodeError:
+                raise InvalidVariant(f"context file {path.name} is not valid UTF-8") from None
+            files.append({"path": str(path), "content": content})
+    return files
+
+
+def split_frontmatter(text: str) -> tuple[list[str], str]:
+    """Frontmatter lines and body of a SKILL.md (no YAML parser: we compare lines, not values)."""
+    if not text.startswith("---\n"):
+        return [], text
+    end = text.find("\n---", 4)
+    if end < 0:
+        return [], text
+    after = text.find("\n", end + 4)
+    return text[4:end].split("\n"), text[after + 1 :] if after >= 0 else ""
+
+
+def _without_description(lines: list[str]) -> list[str]:
+    kept, skipping = [], False
+    for line in lines:
+        if line.startswith("description:"):
+            skipping = True
+            continue
+        if skipping and (line.startswith((" ", "\t")) or not line.strip()):
+            continue  # folded/continued description value
+        skipping = False
+        kept.append(line)
+    return kept
+
+
+def describe_revision_difference(before: Path, after: Path) -> str | None:
+    """None when two target snapshots differ only in the frontmatter description text."""
+    files_a, files_b = evidence.read_files(before), evidence.read_files(after)
+    if set(files_a) != set(files_b):
+        only = sorted(set(files_a) ^ set(files_b))
+        return "the target snapshots hold different files: " + ", ".join(only)
+    differences: list[str] = []
+    for rel in sorted(files_a):
+        if files_a[rel] == files_b[rel]:
+            continue
+        if rel != "SKILL.md":
+            differences.append(f"resource {rel} differs")
+            continue
+        fm_a, body_a = split_frontmatter(files_a[rel].decode("utf-8", "replace"))
+        fm_b, body_b = split_frontmatter(files_b[rel].decode("utf-8", "replace"))
+        if body_a != body_b:
+            differences.append("SKILL.md body differs")
+        if _without_description(fm_a) != _without_description(fm_b):
+            differences.append("SKILL.md frontmatter differs beyond description")
+    return "; ".join(differences) or None
+
+
+def check_description_revision(group: Group, scratch: Path, root: Path) -> str | None:
+    """Spec: in a description group where both variants declare the target, only its description may change."""
+    if group.type != "description" or group.baseline.target is None or group.candidate.target is None:
+        return None
+    snapshots = []
+    for variant in (group.baseline, group.candidate):
+        dest = scratch / variant.name
+        copy_from_source(variant, root)(variant.skills[variant.target], dest)  # type: ignore[index]
+        snapshots.append(dest)
+    problem = describe_revision_difference(*snapshots)
+    if problem:
+        return f"description group: the baseline and candidate targets must differ only in their frontmatter description ({problem})"
+    return None
+
+
+def copy_from_source(variant: Variant, root: Path) -> Callable[[str, Path], None]:
+    from .sources import GitSource, copy_working_tree
+
+    if variant.source.kind == "git":
+        return GitSource(root, variant.source.ref or "").copy
+    return lambda rel, dest: copy_working_tree(root, rel, dest)
+
+
+
+def materialise_resources(variant: Variant, base: Path, root: Path) -> tuple[list[Path], list[Path], dict[str, Any]]:
+    from .sources import GitSource, SourceIdentity
+
+    skills_dir, context_dir = base / "resources" / "skills", base / "resources" / "context"
+    copy = copy_from_source(variant, root)
+    if variant.source.kind == "git":
+        identity = GitSource(root, variant.source.ref or "").identity(root)
+    else:
+        identity = SourceIdentity("working-tree", None, None, str(root))
+
+    skills: list[Path] = []
+    for i, rel in enumerate(variant.skills):
+        dest = skills_dir / str(i) / Path(rel).name
+        copy(rel, dest)
+        if not (dest / "SKILL.md").is_file():
+            raise InvalidVariant(f"skill {rel!r} (index {i}) has no SKILL.md in its {identity.kind} source")
+        try:
+            (dest / "SKILL.md").read_bytes().decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise InvalidVariant(f"skill {rel!r} (index {i}): SKILL.md is not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+        skills.append(dest)
+    contexts: list[Path] = []
+    for i, rel in enumerate(variant.context):
+        dest = context_dir / str(i) / Path(rel).name
+        copy(rel, dest)
+        contexts.append(dest)
+    return skills, contexts, identity.to_json()
+
+
+
+def auth_secrets(auth_file: Path | None) -> dict[str, str]:
+    """Every string value of the configured auth file: none of them may reach evidence."""
+    if auth_file is None:
+        return {}
+    found: dict[str, str] = {}
+
+    def walk(value: Any, where: str) -> None:
+        if isinstance(value, dict):
+            for key, item in value.items():
+                walk(item, f"{where}/{key}")
+        elif isinstance(value, list):
+            for i, item in enumerate(value):
+                walk(item, f"{where}/{i}")
+        elif isinstance(value, str) and len(value) >= 8:
+            found[f"auth:{where}"] = value
+
+    try:
+        walk(json.loads(auth_file.read_text(encoding="utf-8")), "")
+    except (OSError, ValueError):
+        pass  # pi reports an unreadable auth file itself; nothing to redact
+    return found
+
+
+def redactor(values: Iterable[str]) -> Callable[[bytes], bytes]:
+    secrets = sorted({v.encode("utf-8") for v in values if v}, key=len, reverse=True)
+
+    def redact(data: bytes) -> bytes:
+        for secret in secrets:
+            data = data.replace(secret, b"<redacted>")
+        return data
+
+    return redact
+
+
+def redact_tree(root: Path, redact: Callable[[bytes], bytes]) -> None:
+    for dirpath, _dirs, files in os.walk(root):
+        for fname in files:
+            path = Path(dirpath) / fname
+            data = path.read_bytes()
+            clean = redact(data)
+            if clean != data:
+                evidence.write_atomic(path, clean)
