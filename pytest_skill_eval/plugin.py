@@ -30,7 +30,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--skill-eval-fail-on", choices=FAIL_ON_CHOICES, default=None,
                     help="Which failed expectations fail a group: candidate (default), regression, any or never")
     group.addoption("--skill-eval-host", metavar="PATH", default=None,
-                    help="pi host to use: an npm prefix holding pi, or the pi CLI (default: managed install)")
+                    help="Host to run: an npm prefix holding pi, or the pi CLI (default: the managed install)")
     group.addoption("--skill-eval-no-install", action="store_true", default=False,
                     help="Never install the managed pi host on first use; fail instead")
     group.addoption("--skill-eval-models", metavar="FILE", default=None,

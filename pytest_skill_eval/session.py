@@ -356,27 +356,24 @@ def _load_suite(path: Path, root: Path) -> Suite:
 
 def select_position(suite: Suite, selector: str, root: Path) -> int:
     """The one-based suite position *selector* names (a group id or a position)."""
-    from .definitions import load_group
+    import dataclasses
 
-    count = len(suite.groups)
-    positions = f"a position from 1 to {count}" if count > 1 else "position 1"
-    if selector.isascii() and selector.isdigit():
-        position = int(selector)
-        if 1 <= position <= count:
-            return position
-        raise SelectionError(f"--skill-eval-group {selector} is out of range: suite {suite.id!r} has {positions}")
-    ids: list[str] = []
-    for ref in suite.groups:
-        try:
-            group_id = load_group(ref.path, root).id
-        except DefinitionError:
-            continue
-        if group_id == selector:
-            return ref.position
-        ids.append(group_id)
-    known = ", ".join(repr(i) for i in ids) or "no loadable group"
-    raise SelectionError(f"--skill-eval-group {selector!r} matches no group of suite {suite.id!r}: "
-                         f"expected one of {known} or {positions}")
+    from .definitions import SelectionError as DefinitionSelectionError
+    from .definitions import load_group, select_group
+
+    if not (selector.isascii() and selector.isdigit()):
+        # ids come from the groups that load; a broken one is reported when it is collected
+        refs = []
+        for ref in suite.groups:
+            try:
+                refs.append(dataclasses.replace(ref, group_id=load_group(ref.path, root).id))
+            except DefinitionError:
+                continue
+        suite = dataclasses.replace(suite, groups=tuple(refs))
+    try:
+        return select_group(suite, selector).position
+    except DefinitionSelectionError as exc:
+        raise SelectionError(str(exc)) from None
 
 
 # ----------------------------------------------------------------------------- progress

@@ -92,10 +92,10 @@ def test_deselecting_every_group_is_exit_5(project: Path, pytester: pytest.Pytes
     ("args", "message"),
     [
         (["--skill-eval", "suite.json", "--skill-eval-group", "9"],
-         "*--skill-eval-group 9 is out of range: suite 'quickstart' has a position from 1 to 2*"),
+         "*--skill-eval-group 9 is out of range: suite \"quickstart\" has a position from 1 to 2*"),
         (["--skill-eval", "suite.json", "--skill-eval-group", "nope"],
-         "*--skill-eval-group 'nope' matches no group of suite 'quickstart': expected one of "
-         "'release-notes-activation', 'release-notes-body' or a position from 1 to 2*"),
+         '*--skill-eval-group "nope" matches no group of suite "quickstart": expected one of '
+         '"release-notes-activation", "release-notes-body" or a position from 1 to 2*'),
         (["--skill-eval", "groups/improves.json", "--skill-eval-group", "1"],
          "*--skill-eval-group selects a group of a suite; *improves.json is a group definition: "
          "drop --skill-eval-group, or run a suite that lists it*"),

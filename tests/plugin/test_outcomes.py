@@ -190,6 +190,10 @@ def test_last_failed_reruns_only_failed_groups(project: Path, pytester: pytest.P
     again = pytester.runpytest("--skill-eval", "policy.json", "-p", "cacheprovider", "--lf", "-v")
     again.assert_outcomes(failed=2)
     again.stdout.fnmatch_lines(["run-last-failure: rerun previous 2 failures"])
+    # failing JUnit entries land in the cache too; --lf still reruns exactly the failing groups
+    pytester.runpytest("--skill-eval", "policy.json", "-p", "cacheprovider", "--junitxml=report.xml")
+    with_xml = pytester.runpytest("--skill-eval", "policy.json", "-p", "cacheprovider", "--lf")
+    with_xml.assert_outcomes(failed=2)
     new_first = pytester.runpytest("--skill-eval", "policy.json", "-p", "cacheprovider", "--ff", "--collect-only", "-q")
     assert [line for line in new_first.outlines if "::" in line][-1] == "policy.json::improves"
 
