@@ -7,8 +7,9 @@ live in ``session``.
 
 from __future__ import annotations
 
+from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -83,14 +84,14 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[pytest.TestReport]:
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """Setup errors of groups read as their own text: pytest would show a traceback of setup()."""
-    report: pytest.TestReport = yield  # type: ignore[misc]
+    report = yield
     excinfo = call.excinfo
     if (call.when == "setup" and excinfo is not None and isinstance(item, (SkillEvalItem, BrokenGroupItem))
             and isinstance(excinfo.value, (SkillEvalGroupError, SkillEvalError))):
         report.longrepr = str(excinfo.value)
-    return report  # type: ignore[return-value]
+    return report
 
 
 class SkillEvalFile(pytest.File):
@@ -160,8 +161,9 @@ class SkillEvalItem(pytest.Item):
     def plan_lines(self) -> list[str]:
         """What would run, for ``--collect-only -v``; nothing is started to find out."""
         model = self.group.model.model if self.group.model else f"scripted/{self.group.id}"
+        tools = ", ".join(self.group.tools) or "none"
         lines = [f"position {self.position}, {self.group.type} group, {len(self.group.prompts)} turn(s), "
-                 f"model {model}, tools: {', '.join(self.group.tools) or 'none'}"]
+                 + f"model {model}, tools: {tools}"]
         session: SkillEvalSession = self.config.stash[SESSION_KEY]
         for name in VARIANTS:
             v = self.group.variant(name)
@@ -186,7 +188,7 @@ class SkillEvalItem(pytest.Item):
         if self.verdict.failing:
             raise SkillEvalFailure(self.verdict.failure_text())
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:  # type: ignore[override]
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, (SkillEvalFailure, SkillEvalGroupError, SkillEvalError)):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
@@ -211,7 +213,7 @@ class BrokenGroupItem(pytest.Item):
     def runtest(self) -> None:  # pragma: no cover - setup always raises
         raise self.error
 
-    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:  # type: ignore[override]
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         return str(excinfo.value)
 
     def reportinfo(self) -> tuple[Path, int, str]:

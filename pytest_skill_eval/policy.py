@@ -20,8 +20,9 @@ it is one of the reasons the item fails, so the XML never disagrees with the exi
 from __future__ import annotations
 
 from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Iterable, Literal, Mapping, Sequence, get_args
+from typing import Any, Literal, get_args
 
 FailOn = Literal["candidate", "regression", "any", "never"]
 FAIL_ON_CHOICES: tuple[FailOn, ...] = get_args(FailOn)

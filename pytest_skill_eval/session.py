@@ -15,15 +15,16 @@ import contextlib
 import shutil
 import threading
 import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 import pytest
 
 from . import evidence
 from .definitions import Group, GroupRef, Suite, definition_kind
-from .errors import DefinitionError, EvidenceError, SkillEvalError
+from .errors import DefinitionError, EvidenceError
 from .policy import (
     DEFAULT_FAIL_ON,
     ENTRY_PROPERTY,
@@ -38,10 +39,6 @@ from .policy import (
 
 SESSION_KEY = pytest.StashKey["SkillEvalSession"]()
 RESULT_ID_KEY = "skill_eval_result_id"
-
-
-class SelectionError(SkillEvalError, pytest.UsageError):
-    """A selector or declared path does not fit the definitions (a usage error)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +85,7 @@ class SkillEvalSession:
         if not option_paths and not ini_paths:
             for name, value in (("--skill-eval-group", group_selector), ("--skill-eval-variant", variant)):
                 if value is not None:
-                    raise SelectionError(f"{name} needs a suite or group: add --skill-eval PATH (or set skill_eval_paths in the ini file)")
+                    raise pytest.UsageError(f"{name} needs a suite or group: add --skill-eval PATH (or set skill_eval_paths in the ini file)")
             return None
         root = Path(config.invocation_params.dir).resolve()
         # --skill-eval on the command line replaces skill_eval_paths, as arguments replace testpaths
@@ -143,9 +140,7 @@ class SkillEvalSession:
         runs = self.root / evidence.RUNS_DIR
         if resolved == runs or resolved.is_relative_to(runs):
             return True
-        if self.only_declared and resolved.is_file() and not self.claims(resolved):
-            return True
-        return False
+        return self.only_declared and resolved.is_file() and not self.claims(resolved)
 
     def position_base(self, path: Path, count: int) -> int:
         """Group positions continue across definition files in collection order (same on every worker)."""
@@ -162,13 +157,13 @@ class SkillEvalSession:
             return
         if len(self.declared) != 1 or self.declared[0].is_dir():
             what = ", ".join(str(p) for p in self.declared)
-            raise SelectionError(
+            raise pytest.UsageError(
                 f"--skill-eval-group selects a group of one suite, but the run declares {what}: "
                 "declare one suite file, or select across suites with -k <group-id>"
             )
         path = self.declared[0]
         if definition_kind(path) == "group":
-            raise SelectionError(
+            raise pytest.UsageError(
                 f"--skill-eval-group selects a group of a suite; {path} is a group definition: "
                 "drop --skill-eval-group, or run a suite that lists it"
             )
@@ -239,19 +234,19 @@ class SkillEvalSession:
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is None:
             return
-        plans = [item for item in session.items if hasattr(item, "plan_lines")]
+        plans = [(item.nodeid, plan()) for item in session.items if callable(plan := getattr(item, "plan_lines", None))]
         if plans:
             reporter.section("skill-eval plan")
-            for item in plans:
-                reporter.write_line(item.nodeid)
-                for line in item.plan_lines():  # type: ignore[attr-defined]
+            for nodeid, lines in plans:
+                reporter.write_line(nodeid)
+                for line in lines:
                     reporter.write_line(f"    {line}")
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         if self.is_worker:
             return
-        props = dict((str(k), str(v)) for k, v in getattr(report, "user_properties", ()))
+        props = {str(k): str(v) for k, v in getattr(report, "user_properties", ())}
         if ENTRY_PROPERTY in props or STATUS_PROPERTY not in props:
             return
         is_error = report.when == "setup" and report.failed
@@ -271,7 +266,7 @@ class SkillEvalSession:
                 reporter.write_line(line)
 
     def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:
-        props = dict((str(k), str(v)) for k, v in getattr(report, "user_properties", ()))
+        props = {str(k): str(v) for k, v in getattr(report, "user_properties", ())}
         if ENTRY_PROPERTY in props:
             return "", "", ""  # separate entries are for JUnit; the terminal shows them as detail lines
         words = props.get(STATUS_PROPERTY)
@@ -373,7 +368,7 @@ def select_position(suite: Suite, selector: str, root: Path) -> int:
     try:
         return select_group(suite, selector).position
     except DefinitionSelectionError as exc:
-        raise SelectionError(str(exc)) from None
+        raise pytest.UsageError(str(exc)) from None
 
 
 # ----------------------------------------------------------------------------- progress
@@ -547,7 +542,6 @@ __all__ = [
     "SESSION_KEY",
     "JUnitEntries",
     "LiveProgress",
-    "SelectionError",
     "SkillEvalSession",
     "write_batch_summary",
 ]

@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from .helpers import CACHE_ENV, GROUPS, HOST_CACHE, QUICKSTART, suite, write_json
+from pytest_skill_eval.host.install import CACHE_ENV
+
+from .helpers import GROUPS, HOST_CACHE, QUICKSTART, suite, write_json
 
 
 @pytest.fixture

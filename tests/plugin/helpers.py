@@ -7,13 +7,11 @@ groups run in JSON mode and take well under a second per variant.
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 from xml.etree import ElementTree
 
-
-from pytest_skill_eval.host.install import CACHE_ENV, cache_dir
+from pytest_skill_eval.host.install import cache_dir
 
 #: The real host cache, read before pytester points HOME at its temporary directory.
 HOST_CACHE = cache_dir()

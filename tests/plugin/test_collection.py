@@ -94,14 +94,14 @@ def test_deselecting_every_group_is_exit_5(project: Path, pytester: pytest.Pytes
         (["--skill-eval", "suite.json", "--skill-eval-group", "9"],
          "*--skill-eval-group 9 is out of range: suite \"quickstart\" has a position from 1 to 2*"),
         (["--skill-eval", "suite.json", "--skill-eval-group", "nope"],
-         '*--skill-eval-group "nope" matches no group of suite "quickstart": expected one of '
-         '"release-notes-activation", "release-notes-body" or a position from 1 to 2*'),
+         ('*--skill-eval-group "nope" matches no group of suite "quickstart": expected one of '
+          '"release-notes-activation", "release-notes-body" or a position from 1 to 2*')),
         (["--skill-eval", "groups/improves.json", "--skill-eval-group", "1"],
-         "*--skill-eval-group selects a group of a suite; *improves.json is a group definition: "
-         "drop --skill-eval-group, or run a suite that lists it*"),
+         ("*--skill-eval-group selects a group of a suite; *improves.json is a group definition: "
+          "drop --skill-eval-group, or run a suite that lists it*")),
         (["--skill-eval", "suite.json", "--skill-eval", "policy.json", "--skill-eval-group", "1"],
-         "*--skill-eval-group selects a group of one suite, but the run declares *: declare one suite file, "
-         "or select across suites with -k <group-id>*"),
+         ("*--skill-eval-group selects a group of one suite, but the run declares *: declare one suite file, "
+          "or select across suites with -k <group-id>*")),
         (["--skill-eval-group", "1"], "*--skill-eval-group needs a suite or group: add --skill-eval PATH*"),
         (["--skill-eval-variant", "candidate"], "*--skill-eval-variant needs a suite or group*"),
         (["--skill-eval", "missing.json"], "*--skill-eval missing.json: no such file or directory*"),
@@ -119,8 +119,8 @@ def test_invalid_fail_on_in_ini_is_a_usage_error(project: Path, pytester: pytest
     pytester.makeini("[pytest]\nskill_eval_fail_on = sometimes\n")
     result = pytester.runpytest("--skill-eval", "suite.json", "--collect-only")
     assert result.ret == pytest.ExitCode.USAGE_ERROR
-    result.stderr.fnmatch_lines(["*skill_eval_fail_on: 'sometimes' is not a valid policy. "
-                                 "Valid policies: candidate, regression, any, never*"])
+    result.stderr.fnmatch_lines(["*skill_eval_fail_on: 'sometimes' is not a valid policy. Valid policies: "
+                                 + "candidate, regression, any, never*"])
 
 
 def test_hidden_suite_directory_and_unrelated_json(project: Path, pytester: pytest.Pytester) -> None:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from .helpers import only_result, properties, read_json, junit_cases, verdict_of
+from .helpers import junit_cases, only_result, properties, read_json, verdict_of
 
 pytestmark = pytest.mark.pi
 
