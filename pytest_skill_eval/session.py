@@ -127,12 +127,11 @@ class SkillEvalSession:
     def claims(self, path: Path) -> bool:
         """Declared files, and suite files inside declared directories, are ours; nothing else."""
         path = path.resolve()
-        for declared in self.declared:
-            if path == declared:
-                return True
-            if declared.is_dir() and path.is_relative_to(declared) and definition_kind(path) == "suite":
-                return True
-        return False
+        if path in self.declared:
+            return True
+        return path.suffix == ".json" and any(
+            declared.is_dir() and path.is_relative_to(declared) for declared in self.declared
+        ) and definition_kind(path) == "suite"
 
     def ignores(self, path: Path) -> bool:
         """Never collect from the evidence tree; with only declared paths, collect nothing else."""
@@ -303,7 +302,7 @@ class SkillEvalSession:
             for line in summary_table(rows):
                 tr.line(line)
         tr.line(f"result {self.result_id}{state}: {self.result_dir}")
-        tr.line(f"view it: skill-eval view {self.result_id} [--group <position>] [--variant baseline|candidate]")
+        tr.line(f"view it with: skill-eval view {self.result_id} [--group <position>] [--variant baseline|candidate]")
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:

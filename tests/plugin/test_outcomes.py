@@ -47,7 +47,7 @@ def test_verbose_output_shows_states_expectations_and_transitions(project: Path,
         "2  suite.json::release-notes-body  *passed   complete  complete   result-exists: fail-to-pass",
         "transitions: 2 fail-to-pass",
         f"result {result_dir.name} (complete): {result_dir}",
-        f"view it: skill-eval view {result_dir.name} *",
+        f"view it with: skill-eval view {result_dir.name} *",
     ])
     summary = read_json(result_dir / "result.json")
     assert summary["result_id"] == result_dir.name
