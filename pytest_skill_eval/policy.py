@@ -208,17 +208,17 @@ class Verdict:
         for err in self.grade_errors:
             owner = f" {err.get('owner')}" if err.get("owner") else ""
             lines.append(f"  grade-error ({err.get('scope')}{owner}): {err.get('message')}")
-        lines.append(self.summary_text())
+        lines.append(self.summary_text(reasons=False))
         return "\n".join(lines)
 
-    def summary_text(self) -> str:
-        return "\n".join([f"  evidence: {self.group_dir}", *self.detail_lines()])
+    def summary_text(self, *, reasons: bool = True) -> str:
+        return "\n".join([f"  evidence: {self.group_dir}", *self.detail_lines(reasons=reasons)])
 
-    def detail_lines(self, indent: str = "  ") -> list[str]:
+    def detail_lines(self, indent: str = "  ", *, reasons: bool = True) -> list[str]:
         """One line per variant, expectation and comparison (``-v`` output and failure text)."""
         lines = []
         for v in self.variants:
-            reason = f" ({v.reason})" if v.reason and v.state != "complete" else ""
+            reason = f" ({v.reason})" if reasons and v.reason and v.state != "complete" else ""
             lines.append(f"{indent}{v.name:<10} {v.state}{reason}")
         for e in self.expectations:
             lines.append(f"{indent}{e.variant:<10} {e.status:<11} {e.id} ({e.kind})")
