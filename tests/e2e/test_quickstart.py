@@ -45,8 +45,9 @@ def test_quickstart_reports_real_fail_to_pass_transitions(quickstart: pytest.Pyt
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines([
         "*suite.json::release-notes-activation PASSED fail-to-pass*",
-        "*suite.json::release-notes-body PASSED fail-to-pass*",
         "*comparison reads-skill: fail-to-pass*",
+        "*suite.json::release-notes-body PASSED fail-to-pass*",
+        "*comparison result-exists: fail-to-pass*",
         "*view it with: skill-eval view *",
     ])
     assert _pi_processes_under(scratch) == []
