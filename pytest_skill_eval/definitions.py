@@ -568,7 +568,7 @@ def _target_problems(doc: dict[str, Any]) -> list[Problem]:
             continue
         skills = variant.get("skills")
         target = variant["target"]
-        index = _as_int(target)
+        index = json_int(target)
         if not isinstance(skills, list) or (target is not None and index is None):
             continue
         count = len(skills)
@@ -647,7 +647,7 @@ def _expectation_problems(doc: dict[str, Any]) -> list[Problem]:
                         f"expected an id no earlier expectation uses, found {_quote(ident)} again (first at /expectations/{earlier})",
                     )
                 )
-        turn = _as_int(expectation.get("turn"))
+        turn = json_int(expectation.get("turn"))
         if turn is not None and turn_count is not None and turn > turn_count:
             expected = "turn 1 (the input has one turn)" if turn_count == 1 else f"a turn from 1 to {turn_count}"
             problems.append(Problem(f"/expectations/{index}/turn", f"expected {expected}, found {turn}"))
@@ -732,7 +732,7 @@ def _strings_at(value: Any, pointer: str) -> Iterator[tuple[str, str]]:
                 yield f"{pointer}/{index}", item
 
 
-def _as_int(value: Any) -> int | None:
+def json_int(value: Any) -> int | None:
     """An integer as JSON Schema counts them (``2`` and ``2.0``), never a boolean."""
     if isinstance(value, bool):
         return None
@@ -925,7 +925,7 @@ def _build_variant(name: VariantName, raw: dict[str, Any]) -> Variant:
         name=name,
         source=Source(kind=src["kind"], ref=src.get("ref")),
         skills=tuple(raw["skills"]),
-        target=_as_int(raw["target"]),
+        target=json_int(raw["target"]),
         context=tuple(raw["context"]),
     )
 
@@ -969,7 +969,7 @@ def _build_group(path: Path, doc: dict[str, Any]) -> Group:
                 variant=e["variant"],
                 expect=e.get("expect", ""),
                 comparison=e.get("comparison"),
-                turn=_as_int(e.get("turn")),
+                turn=json_int(e.get("turn")),
                 pointer=f"/expectations/{i}",
                 raw=e,
             )

@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import Any, Callable
 
-from ..definitions import Expectation, Group, Variant
+from ..definitions import Expectation, Group, Variant, json_int
 from .jsonvalue import parse_pointer, show
 
 KINDS: tuple[str, ...] = (
@@ -83,20 +83,6 @@ class Check:
     not_contains: tuple[str, ...] = ()
     surface: str = "system-prompt"
     request: str | int = "last"
-
-
-def _as_int(value: Any) -> int | None:
-    """An integer as JSON Schema and the definition loader count them (``2`` and ``2.0``).
-
-    bool is an int subclass in Python but not a number in JSON.
-    """
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, float) and value.is_integer():
-        return int(value)
-    return None
 
 
 def _is_relative_path(value: Any) -> bool:
@@ -194,7 +180,7 @@ def _check_turn(group: Group, expectation: Expectation, kind: str | None, p: _Pa
         if kind == "skill-read" and p.expect in TIMED_SKILL_READS:
             p.add("turn", f'{range_text} for expect "{p.expect}"')
         return None
-    turn = _as_int(found)
+    turn = json_int(found)
     if turn is None or not 1 <= turn <= count:
         p.add("turn", range_text, found)
         return None
@@ -224,7 +210,7 @@ def _check_resource_read(p: _Parsing) -> None:
     elif resource in ("skill", "context") and p.variant is not None:
         items = p.variant.skills if resource == "skill" else p.variant.context
         noun = "skills" if resource == "skill" else "context items"
-        number = _as_int(index)
+        number = json_int(index)
         if number is not None and 0 <= number < len(items):
             p.fields["index"] = number
         else:
@@ -326,7 +312,7 @@ def _check_context_text(p: _Parsing) -> None:
     else:
         p.add("surface", _one_of(SURFACES), surface)
     request = p.raw.get("request", "last")
-    number = _as_int(request)
+    number = json_int(request)
     if isinstance(request, str) and request in ("first", "last"):
         p.fields["request"] = request
     elif number is not None and number >= 1:

@@ -8,13 +8,14 @@ partial evidence to persist. The process tree is always reaped.
 from __future__ import annotations
 
 import json
+import os
 import queue
 import signal
 import subprocess
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Literal
+from typing import Any, Callable, Iterator, Literal
 
 from .launch import LaunchPlan
 from .process import kill_process_tree
@@ -70,15 +71,9 @@ class _Stream:
             t.start()
 
     def _read_stdout(self, proc: subprocess.Popen[bytes]) -> None:
-        splitter = LineSplitter()
         assert proc.stdout is not None
-        fd = proc.stdout.fileno()
-        import os
-
-        while True:
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
+        splitter = LineSplitter()
+        for chunk in self._chunks(proc.stdout.fileno()):
             for line in splitter.feed(chunk):
                 self._push(line)
         if splitter.rest():
@@ -94,15 +89,14 @@ class _Stream:
 
     def _read_stderr(self, proc: subprocess.Popen[bytes]) -> None:
         assert proc.stderr is not None
-        import os
-
-        fd = proc.stderr.fileno()
-        while True:
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
+        for chunk in self._chunks(proc.stderr.fileno()):
             self.run.stderr += chunk
+
+    def _chunks(self, fd: int) -> Iterator[bytes]:
+        """Raw reads until EOF; any output counts as progress for stall detection."""
+        while chunk := os.read(fd, 65536):
             self.last_progress = time.monotonic()
+            yield chunk
 
     def join(self, timeout: float) -> None:
         for t in self._threads:

@@ -12,19 +12,12 @@ from typing import Any
 
 import pytest
 
+from pytest_skill_eval.host.launch import PINNED_SETTINGS
 from pytest_skill_eval.scripted import PROVIDER, ScriptedModelServer
 
 pytestmark = pytest.mark.pi
 
-SETTINGS = {
-    "retry": {"enabled": False, "provider": {"maxRetries": 0}},
-    "compaction": {"enabled": False},
-    "cacheWarming": "off",
-    "enableInstallTelemetry": False,
-    "enableAnalytics": False,
-    "quietStartup": True,
-    "defaultProjectTrust": "never",
-}
+SETTINGS = PINNED_SETTINGS
 
 READ_ON_MATCH = {
     "description": "Read the skill when its description mentions the demo task.",
