@@ -55,7 +55,7 @@ _RUN_FILES = (
     "fingerprints.json",
     "context-observations.json",
 )
-_RUN_DIRS = ("workspace-initial", "workspace")
+_RUN_DIRS = ("workspace-initial", "workspace", "session")
 
 
 class VariantEvidence(TypedDict):
@@ -74,8 +74,8 @@ class GroupEvidence(TypedDict):
     """What the view reads of one group directory."""
 
     dir: str
+    #: the one-based position recorded in the directory name ``NNN-<id>``
     position: int
-    count: int
     group: dict[str, Any] | None
     grade: dict[str, Any] | None
     definition_path: str | None
@@ -186,17 +186,16 @@ def load_result(result_dir: Path, *, group: str | None = None, variant: str | No
     if group is not None:
         direct = _from_direct_group(dirs)
         index = select_group_index([d.name for d in dirs], group, direct=direct, result=str(result_dir))
-        chosen = [(index, dirs[index])]
+        chosen = [dirs[index]]
     else:
-        chosen = list(enumerate(dirs))
+        chosen = dirs
     groups: list[GroupEvidence] = []
-    for index, gdir in chosen:
+    for gdir in chosen:
         definition = _optional_json(gdir / "definition.json")
         groups.append(
             GroupEvidence(
                 dir=gdir.name,
-                position=index + 1,
-                count=len(dirs),
+                position=_position_of(gdir.name),
                 group=_optional_json(gdir / "group.json"),
                 grade=_optional_json(gdir / "grade.json"),
                 definition_path=definition.get("path") if isinstance(definition, dict) else None,
@@ -237,8 +236,8 @@ def _from_direct_group(dirs: Sequence[Path]) -> bool:
 def render(target: str, cwd: Path, *, group: str | None = None, variant: str | None = None) -> str:
     """Render the stored result *target* (result id or directory) as text.
 
-    *group* selects one group by id or one-based position (the order of the
-    ``groups/NNN-*`` directories); *variant* selects ``baseline`` or ``candidate``
+    *group* selects one group by id or by its one-based position ``NNN`` (the
+    ``groups/NNN-<id>`` directory, the position the run recorded); *variant* selects ``baseline`` or ``candidate``
     across the selected groups. Raises EvidenceError or SelectionError.
     """
     result_dir = resolve_result(target, cwd)
@@ -253,10 +252,17 @@ def _group_id_of(dir_name: str) -> str:
     return match.group(2) if match else dir_name
 
 
-def select_group_index(dir_names: Sequence[str], selector: str, *, direct: bool = False, result: str = "the result") -> int:
-    """The zero-based index of the group *selector* names among *dir_names*.
+def _position_of(dir_name: str) -> int:
+    match = _GROUP_DIR.fullmatch(dir_name)
+    return int(match.group(1)) if match else 0
 
-    *selector* is a group id or a one-based position. Raises SelectionError when it
+
+def select_group_index(dir_names: Sequence[str], selector: str, *, direct: bool = False, result: str = "the result") -> int:
+    """The index into *dir_names* of the group *selector* names.
+
+    *selector* is a group id or a one-based position, matched against the ``NNN`` of
+    ``NNN-<id>``: the position the run recorded, which is the suite position (and the
+    directory order) unless the run selected groups. Raises SelectionError when it
     names nothing, or when *direct* says the result came from a direct group definition
     (the spec makes ``--group`` invalid there).
     """
@@ -264,20 +270,21 @@ def select_group_index(dir_names: Sequence[str], selector: str, *, direct: bool 
         raise SelectionError(
             f"--group selects a group of a suite result; {result} was run from a direct group definition: drop --group"
         )
-    count = len(dir_names)
-    if count == 0:
+    if not dir_names:
         raise SelectionError(f"--group {selector}: {result} holds no groups")
     ids = [_group_id_of(name) for name in dir_names]
+    positions = [_position_of(name) for name in dir_names]
+    shown = "position " + ", ".join(str(p) for p in positions) if len(positions) == 1 else (
+        "one of the positions " + ", ".join(str(p) for p in positions)
+    )
     if selector.isascii() and selector.isdigit():
-        position = int(selector)
-        if 1 <= position <= count:
-            return position - 1
-        positions = "position 1" if count == 1 else f"a position from 1 to {count}"
-        raise SelectionError(f"--group {selector} is out of range: {result} has {positions}")
+        if int(selector) in positions:
+            return positions.index(int(selector))
+        raise SelectionError(f"--group {selector} is out of range: {result} has {shown}")
     if selector in ids:
         return ids.index(selector)
     known = ", ".join(json.dumps(i) for i in ids)
-    raise SelectionError(f"--group {json.dumps(selector)} matches no group of {result}: expected one of {known} or a position from 1 to {count}")
+    raise SelectionError(f"--group {json.dumps(selector)} matches no group of {result}: expected one of {known} or {shown}")
 
 
 # --------------------------------------------------------------------------- rendering (pure)
@@ -334,7 +341,7 @@ def render_group(group: GroupEvidence, variant: str | None = None) -> list[str]:
     group_id = data.get("id") or _group_id_of(group["dir"])
     kind = f" ({data['type']})" if data.get("type") else ""
     state = data.get("state", "unknown: no group.json")
-    lines = [f"== group {group['position']}/{group['count']} {group_id}{kind} [{state}]"]
+    lines = [f"== group {group['position']} {group_id}{kind} [{state}]"]
     if group["definition_path"]:
         lines.append(f"definition {escape_path(group['definition_path'])}")
     lines += render_grade(group["grade"], variant)
@@ -473,6 +480,8 @@ def render_variant(run: VariantEvidence, group_reason: str | None = None) -> lis
         lines += _field("tools", ", ".join(data["tools"]) or "none", 2)
     if "registered_skills" in data:
         lines += _skill_lines(data)
+    for path in data.get("context_files") or []:
+        lines += _field("context", escape_path(str(path)), 2)
     if data.get("started_at") is not None and data.get("ended_at") is not None:
         lines += _field("duration", f"{float(data['ended_at']) - float(data['started_at']):.2f} s", 2)
     usage = data.get("usage") or {}

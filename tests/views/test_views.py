@@ -111,7 +111,7 @@ def test_path_like_target_is_only_a_path(stored_run: StoredRun, two_results: tup
     target = str(local) if prefix == "ABS" else f"./{stored_run.result_id}"
     text = render(target, cwd)
     assert text.splitlines()[0] == f"result    {local}"
-    assert "== group 1/1 release-notes-activation" in text
+    assert "== group 1 release-notes-activation" in text
 
 
 @pytest.mark.pi
@@ -148,8 +148,8 @@ def test_directory_that_is_not_a_result(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("group", "variant", "message"),
     [
-        ("no-such-group", None, 'matches no group of .*: expected one of "release-notes-activation", "release-notes-body", "release-notes-errors" or a position from 1 to 3'),
-        ("4", None, "--group 4 is out of range: .* has a position from 1 to 3"),
+        ("no-such-group", None, 'matches no group of .*: expected one of "release-notes-activation", "release-notes-body", "release-notes-errors" or one of the positions 1, 2, 3'),
+        ("4", None, "--group 4 is out of range: .* has one of the positions 1, 2, 3"),
         ("0", None, "--group 0 is out of range"),
         (None, "both", '--variant expects one of "baseline", "candidate", found "both"'),
     ],
@@ -169,7 +169,7 @@ def test_group_selector_on_a_direct_group_result(stored_run: StoredRun, tmp_path
     assert render(str(result), tmp_path, group="1")  # no "suite" field recorded: treated as a suite result
     data["suite"] = None
     group_file.write_text(json.dumps(data))
-    assert "== group 1/1" in render(str(result), tmp_path)
+    assert "== group 1 release-notes-activation" in render(str(result), tmp_path)
     with pytest.raises(SelectionError, match="direct group definition: drop --group"):
         render(str(result), tmp_path, group="1")
 
@@ -184,7 +184,7 @@ def test_partial_result_renders_what_exists(stored_run: StoredRun, tmp_path: Pat
     shutil.rmtree(body / "candidate")
     text = render(str(result), tmp_path, group="2")
     assert "state     unknown (no result.json: the batch summary was never written)" in text
-    assert "== group 2/3 release-notes-body [unknown: no group.json]" in text
+    assert "== group 2 release-notes-body [unknown: no group.json]" in text
     assert "grade     none (no grade.json: the group was not graded)" in text
     assert "-- candidate [no run.json: this variant was not persisted]" in text
     assert "-- baseline [complete]" in text
@@ -233,7 +233,8 @@ def test_escape_path(raw: str, cell: str) -> None:
     ("dir_names", "selector", "index"),
     [
         (["001-a", "002-b", "010-c"], "b", 1),
-        (["001-a", "002-b", "010-c"], "3", 2),
+        (["001-a", "002-b", "010-c"], "10", 2),
+        (["002-b", "003-c"], "2", 0),
         (["001-a"], "1", 0),
         (["001-a-b", "002-a"], "a", 1),
     ],
@@ -245,6 +246,12 @@ def test_select_group_index(dir_names: list[str], selector: str, index: int) -> 
 def test_select_group_index_on_an_empty_result() -> None:
     with pytest.raises(SelectionError, match="holds no groups"):
         select_group_index([], "1")
+
+
+def test_select_group_index_counts_recorded_positions_not_directories() -> None:
+    # a run that selected suite group 2 records only 002-b: position 1 names nothing
+    with pytest.raises(SelectionError, match="--group 1 is out of range: the result has position 2"):
+        select_group_index(["002-b"], "1")
 
 
 @pytest.mark.parametrize(

@@ -1,0 +1,250 @@
+"""Re-grading stored evidence without running any subject: ``skill-eval regrade``.
+
+Grading reads only persisted evidence, so a stored result can be graded again with the
+current definitions: each group's definition is re-loaded from the path recorded in its
+``definition.json`` when that file still exists, otherwise from the stored copy. The new
+grade goes to a new file ``grade-regraded-<timestamp>.json`` beside ``grade.json``; the
+original grade, and every other file of the result, stays untouched.
+
+Everything is read and graded before anything is written, so a definition that no
+longer loads stops the command without leaving half a regrade behind. The new grade is
+serialised exactly as the engine serialises ``grade.json``, so regrading untouched
+evidence with unchanged definitions reproduces ``grade.json`` byte for byte.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, Mapping, Sequence
+
+from . import evidence
+from .definitions import VARIANTS, Group, check_group_document, load_group
+from .errors import DefinitionError, EvidenceError
+from .grading import GradeError, GroupGrade, grade_group
+from .views import group_dirs, resolve_result
+
+__all__ = [
+    "GroupRegrade",
+    "definition_roots",
+    "describe_changes",
+    "grade_persisted",
+    "regrade_result",
+    "render_regrade",
+]
+
+Clock = Callable[[], datetime]
+
+
+@dataclass(frozen=True, slots=True)
+class GroupRegrade:
+    """One group's regrade: where its definition came from and both grades as JSON."""
+
+    dir: str
+    group_id: str
+    origin: str
+    file: str | None
+    stored: Mapping[str, Any] | None
+    new: Mapping[str, Any] | None
+    identical: bool
+    skipped: str | None = None
+
+
+def definition_roots(result_dir: Path, gdir: Path, cwd: Path) -> list[Path]:
+    """Where the run's definition root may be, most trustworthy first.
+
+    ``run.json`` records the root the engine used (``source.root``); a result still in
+    its ``<root>/.skill-eval/runs/<id>`` layout names it too; *cwd* comes last.
+    """
+    roots: list[Path] = []
+    for name in VARIANTS:
+        run_file = gdir / name / "run.json"
+        run = evidence.read_json(run_file) if run_file.is_file() else None
+        source = run.get("source") if isinstance(run, dict) else None
+        if isinstance(source, dict) and isinstance(source.get("root"), str):
+            roots.append(Path(source["root"]))
+    runs = result_dir.parent
+    if runs.name == evidence.RUNS_DIR.name and runs.parent.name == evidence.RUNS_DIR.parent.name:
+        roots.append(runs.parent.parent)
+    roots.append(cwd)
+    return list(dict.fromkeys(roots))
+
+
+def _root_for(path: Path, roots: Sequence[Path]) -> Path:
+    real = Path(os.path.realpath(path))
+    for root in roots:
+        if root.is_dir() and real.is_relative_to(os.path.realpath(root)):
+            return root
+    tried = ", ".join(str(r) for r in roots)
+    raise EvidenceError(
+        f"the recorded definition {path} lies outside every definition root this result names ({tried}); "
+        "run regrade from the definition root"
+    )
+
+
+def _stored_group(stored: Mapping[str, Any], gdir: Path) -> Group:
+    """Build the group from the copy kept in ``definition.json`` (its file is gone)."""
+    from .definitions import _build_group  # no public builder from a document yet
+
+    doc = stored.get("definition")
+    shown = f"{gdir / 'definition.json'} (stored copy of {stored.get('path')})"
+    if not isinstance(doc, dict):
+        raise EvidenceError(f"{gdir / 'definition.json'}: expected a stored group definition object under \"definition\"")
+    problems = check_group_document(doc)
+    if problems:
+        raise DefinitionError(shown, problems)
+    return _build_group(Path(str(stored.get("path") or gdir / "definition.json")), doc)
+
+
+def _current_group(gdir: Path, roots: Sequence[Path]) -> tuple[Group, str]:
+    stored = evidence.read_json(gdir / "definition.json")
+    if not isinstance(stored, dict):
+        raise EvidenceError(f"{gdir / 'definition.json'}: expected a JSON object")
+    recorded = stored.get("path")
+    if isinstance(recorded, str) and Path(recorded).is_file():
+        return load_group(Path(recorded), _root_for(Path(recorded), roots)), f"current file {recorded}"
+    group = _stored_group(stored, gdir)
+    missing = f"{recorded} no longer exists" if isinstance(recorded, str) else "no path was recorded"
+    return group, f"stored copy in definition.json ({missing})"
+
+
+def grade_persisted(group: Group, gdir: Path) -> GroupGrade:
+    """Grade *group* from the evidence persisted in *gdir*, exactly as the engine does.
+
+    Unreadable evidence becomes a ``system`` grade error with the engine's wording,
+    so regrading reproduces a stored fallback grade too.
+    """
+    try:
+        observations = {
+            name: evidence.load_observation(gdir / name) for name in VARIANTS if (gdir / name / "run.json").exists()
+        }
+        return grade_group(group, observations)
+    except Exception as exc:  # noqa: BLE001 - mirrors the engine: a grading crash is evidence
+        error = GradeError(scope="system", owner=None, variant=None, message=f"grading failed: {type(exc).__name__}: {exc}")
+        return GroupGrade(group_id=group.id, state="grade-error", expectations=(), comparisons=(), errors=(error,))
+
+
+def _stamp(now: datetime, dirs: Sequence[Path]) -> str:
+    """A timestamp no group directory uses yet, so no earlier regrade is overwritten."""
+    base = now.strftime("%Y%m%d%H%M%S")
+    stamp, n = base, 1
+    while any((d / f"grade-regraded-{stamp}.json").exists() for d in dirs):
+        n += 1
+        stamp = f"{base}-{n}"
+    return stamp
+
+
+def regrade_result(target: str, cwd: Path, *, now: Clock = lambda: datetime.now(timezone.utc)) -> str:
+    """Re-grade the stored result *target* (result id or directory) and summarise.
+
+    Writes ``groups/NNN-<id>/grade-regraded-<timestamp>.json`` per group and returns a
+    text summary: per-group transitions and whether the new grade differs from
+    ``grade.json``. Raises EvidenceError or DefinitionError before writing anything.
+    """
+    result_dir = resolve_result(target, cwd)
+    dirs = group_dirs(result_dir)
+    planned: list[tuple[Path, Group | None, str, dict[str, Any] | None]] = []
+    for gdir in dirs:
+        if not (gdir / "definition.json").is_file():
+            planned.append((gdir, None, "no definition.json: the group never started", None))
+            continue
+        group, origin = _current_group(gdir, definition_roots(result_dir, gdir, cwd))
+        expected_id = gdir.name.split("-", 1)[1]
+        if group.id != expected_id:
+            raise EvidenceError(
+                f"{gdir}: the definition ({origin}) now declares group {group.id!r}, "
+                f"but this result holds group {expected_id!r}; regrade needs the same group"
+            )
+        planned.append((gdir, group, origin, grade_persisted(group, gdir).to_json()))
+
+    stamp = _stamp(now(), dirs)
+    outcomes: list[GroupRegrade] = []
+    for gdir, group, origin, new in planned:
+        group_id = group.id if group is not None else gdir.name.split("-", 1)[-1]
+        if group is None or new is None:
+            outcomes.append(GroupRegrade(gdir.name, group_id, origin, None, None, None, False, skipped=origin))
+            continue
+        data = evidence.dump_json(new)
+        out = gdir / f"grade-regraded-{stamp}.json"
+        evidence.write_atomic(out, data)
+        stored_path = gdir / "grade.json"
+        stored_bytes = stored_path.read_bytes() if stored_path.is_file() else None
+        stored = evidence.read_json(stored_path) if stored_bytes is not None else None
+        outcomes.append(
+            GroupRegrade(
+                gdir.name, group_id, origin, out.relative_to(result_dir).as_posix(), stored, new, stored_bytes == data
+            )
+        )
+    return render_regrade(str(result_dir), outcomes)
+
+
+# --------------------------------------------------------------------------- summary (pure)
+
+
+def describe_changes(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
+    """What changed from the *stored* grade to the *new* one, one line per change."""
+    lines: list[str] = []
+    if stored.get("state") != new.get("state"):
+        lines.append(f"grade state: {stored.get('state')} -> {new.get('state')}")
+    old_exp = {e.get("id"): e for e in stored.get("expectations", [])}
+    new_exp = {e.get("id"): e for e in new.get("expectations", [])}
+    for ident, item in new_exp.items():
+        before = old_exp.get(ident)
+        if before is None:
+            lines.append(f"expectation {ident}: new, {item.get('status')}")
+        elif before.get("status") != item.get("status"):
+            lines.append(f"expectation {ident}: {before.get('status')} -> {item.get('status')}")
+        elif before != item:
+            lines.append(f"expectation {ident}: still {item.get('status')}, wording or locations changed")
+    lines += [f"expectation {ident}: removed (was {item.get('status')})" for ident, item in old_exp.items() if ident not in new_exp]
+    old_cmp = {c.get("id"): c for c in stored.get("comparisons", [])}
+    new_cmp = {c.get("id"): c for c in new.get("comparisons", [])}
+    for ident, item in new_cmp.items():
+        before = old_cmp.get(ident)
+        if before is None:
+            lines.append(f"comparison {ident}: new, {item.get('transition')}")
+        elif before.get("transition") != item.get("transition"):
+            lines.append(f"comparison {ident}: {before.get('transition')} -> {item.get('transition')}")
+    lines += [f"comparison {ident}: removed (was {item.get('transition')})" for ident, item in old_cmp.items() if ident not in new_cmp]
+    old_errors, new_errors = stored.get("errors", []), new.get("errors", [])
+    if old_errors != new_errors:
+        lines.append(f"grade errors: {len(old_errors)} -> {len(new_errors)}")
+    if not lines and stored != new:
+        lines.append("same verdicts; the file differs only in order or formatting")
+    return lines
+
+
+def render_regrade(result_path: str, groups: Sequence[GroupRegrade]) -> str:
+    """The regrade summary: per group its definition origin, new file, transitions, changes."""
+    from .views import escape_path
+
+    changed = sum(1 for g in groups if g.skipped is None and not g.identical)
+    lines = [f"result    {escape_path(result_path)}"]
+    regraded = [g for g in groups if g.skipped is None]
+    lines.append(f"regraded  {len(regraded)} of {len(groups)} groups, {changed} differ from grade.json")
+    for group in groups:
+        index = group.dir.split("-", 1)[0].lstrip("0") or "0"
+        lines.append("")
+        if group.skipped is not None:
+            lines.append(f"== group {index} {group.group_id}: not regraded ({group.skipped})")
+            continue
+        new = group.new or {}
+        if group.stored is None:
+            verdict = "new grade (there was no grade.json to compare with)"
+        elif group.identical:
+            verdict = "identical to grade.json"
+        else:
+            verdict = "differs from grade.json"
+        lines.append(f"== group {index} {group.group_id}: {new.get('state')}, {verdict}")
+        lines.append(f"  definition {escape_path(group.origin)}")
+        lines.append(f"  wrote      {escape_path(group.file or '')}")
+        for comparison in new.get("comparisons", []):
+            lines.append(f"  comparison {comparison.get('id')}: {comparison.get('transition')}")
+        for error in new.get("errors", []):
+            owner = f" {error.get('owner')}" if error.get("owner") else ""
+            lines.append(f"  grade error {error.get('scope')}{owner}: {error.get('message')}")
+        if group.stored is not None and not group.identical:
+            lines += [f"  changed    {line}" for line in describe_changes(group.stored, new)]
+    return "\n".join(lines)
