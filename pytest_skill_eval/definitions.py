@@ -412,7 +412,7 @@ def _group_from_document(path: Path, doc: dict[str, Any], root: Path) -> Group:
     problems.extend(_group_containment_problems(doc, root))
     if problems:
         raise DefinitionError(str(path), problems)
-    return _build_group(path, doc)
+    return group_from_document(path, doc)
 
 
 def _suite_from_document(path: Path, doc: dict[str, Any], root: Path) -> Suite:
@@ -947,7 +947,7 @@ def _build_runtime(raw: dict[str, Any] | None) -> Runtime:
     )
 
 
-def _build_group(path: Path, doc: dict[str, Any]) -> Group:
+def group_from_document(path: Path, doc: dict[str, Any]) -> Group:
     """Build the dataclasses from a document that passed every check."""
     inp = doc["input"]
     prompts = (inp["prompt"],) if "prompt" in inp else tuple(inp["turns"])

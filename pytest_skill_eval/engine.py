@@ -136,7 +136,7 @@ def run_group(group: Group, position: int, cfg: EngineConfig) -> GroupOutcome:
 def _publish_group(group: Group, position: int, group_dir: Path, outcomes: dict[str, VariantOutcome],
                    shared_error: str | None) -> GroupOutcome:
     """Grade from persisted evidence, then write grade.json and group.json (in that order)."""
-    grade = _grade_safely(group, group_dir)
+    grade = grade_persisted(group, group_dir)
     evidence.write_json(group_dir / "grade.json", grade.to_json())
     state = group_state([o.state for o in outcomes.values()], fixture_failed=shared_error is not None)
     evidence.write_json(
@@ -155,8 +155,12 @@ def _publish_group(group: Group, position: int, group_dir: Path, outcomes: dict[
     return GroupOutcome(group, position, state, group_dir, outcomes, grade)
 
 
-def _grade_safely(group: Group, group_dir: Path) -> Any:
-    """Grade from persisted evidence; a thrown failure becomes explicit grade-error evidence."""
+def grade_persisted(group: Group, group_dir: Path) -> Any:
+    """Grade from persisted evidence; a thrown failure becomes explicit grade-error evidence.
+
+    The one grading entry point for a run and for ``skill-eval regrade``, so a regrade of
+    untouched evidence reproduces ``grade.json`` byte for byte.
+    """
     from .grading import GradeError, GroupGrade, grade_group
 
     try:

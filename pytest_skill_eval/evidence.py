@@ -6,6 +6,7 @@
             definition.json                  the group as loaded
             group.json                       group state and variant states
             grade.json                       expectation results and comparisons
+            grade-regraded-<stamp>.json      written by `skill-eval regrade`, never replacing grade.json
             <variant>/
                 run.json                     state, host, argv, env (redacted), sources, timings
                 events.jsonl                 raw host stdout records, verbatim
@@ -15,7 +16,9 @@
                 fingerprints.json            resource fingerprints before/after
                 workspace/                   final workspace
                 workspace-initial/           the fixture copy the subject started from
-                turns/<n>/workspace/         snapshot after each settled turn (when needed)
+                turns/<n>/workspace/         snapshot after each settled turn (turn-scoped workspace checks)
+                context-observations.json    per-request system prompt and context (context-text checks)
+                session/                     the isolated pi session directory (runtime.session)
 
 Every file is written atomically: temp file in the same directory, fsync, rename.
 """

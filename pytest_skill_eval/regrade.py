@@ -23,14 +23,13 @@ from typing import Any, Callable, Mapping, Sequence
 from . import evidence
 from .definitions import VARIANTS, Group, check_group_document, load_group
 from .errors import DefinitionError, EvidenceError
-from .grading import GradeError, GroupGrade, grade_group
+from .engine import grade_persisted
 from .views import group_dirs, resolve_result
 
 __all__ = [
     "GroupRegrade",
     "definition_roots",
     "describe_changes",
-    "grade_persisted",
     "regrade_result",
     "render_regrade",
 ]
@@ -86,7 +85,7 @@ def _root_for(path: Path, roots: Sequence[Path]) -> Path:
 
 def _stored_group(stored: Mapping[str, Any], gdir: Path) -> Group:
     """Build the group from the copy kept in ``definition.json`` (its file is gone)."""
-    from .definitions import _build_group  # no public builder from a document yet
+    from .definitions import group_from_document
 
     doc = stored.get("definition")
     shown = f"{gdir / 'definition.json'} (stored copy of {stored.get('path')})"
@@ -95,7 +94,7 @@ def _stored_group(stored: Mapping[str, Any], gdir: Path) -> Group:
     problems = check_group_document(doc)
     if problems:
         raise DefinitionError(shown, problems)
-    return _build_group(Path(str(stored.get("path") or gdir / "definition.json")), doc)
+    return group_from_document(Path(str(stored.get("path") or gdir / "definition.json")), doc)
 
 
 def _current_group(gdir: Path, roots: Sequence[Path]) -> tuple[Group, str]:
@@ -108,22 +107,6 @@ def _current_group(gdir: Path, roots: Sequence[Path]) -> tuple[Group, str]:
     group = _stored_group(stored, gdir)
     missing = f"{recorded} no longer exists" if isinstance(recorded, str) else "no path was recorded"
     return group, f"stored copy in definition.json ({missing})"
-
-
-def grade_persisted(group: Group, gdir: Path) -> GroupGrade:
-    """Grade *group* from the evidence persisted in *gdir*, exactly as the engine does.
-
-    Unreadable evidence becomes a ``system`` grade error with the engine's wording,
-    so regrading reproduces a stored fallback grade too.
-    """
-    try:
-        observations = {
-            name: evidence.load_observation(gdir / name) for name in VARIANTS if (gdir / name / "run.json").exists()
-        }
-        return grade_group(group, observations)
-    except Exception as exc:  # noqa: BLE001 - mirrors the engine: a grading crash is evidence
-        error = GradeError(scope="system", owner=None, variant=None, message=f"grading failed: {type(exc).__name__}: {exc}")
-        return GroupGrade(group_id=group.id, state="grade-error", expectations=(), comparisons=(), errors=(error,))
 
 
 def _stamp(now: datetime, dirs: Sequence[Path]) -> str:
