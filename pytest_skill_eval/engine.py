@@ -175,6 +175,29 @@ def grade_persisted(group: Group, group_dir: Path) -> Any:
         return GroupGrade(group_id=group.id, state="grade-error", expectations=(), comparisons=(), errors=(error,))
 
 
+def persist_invalid_definition(result_dir: Path, position: int, ref: str, error: SkillEvalError) -> Path:
+    """Evidence for a suite entry whose group definition cannot be loaded: state ``invalid``.
+
+    No group id is known, so the directory is named after the referenced file.
+    """
+    stem = Path(ref).stem.lower() or "group"
+    group_dir = result_dir / "groups" / evidence.group_dir_name(position, f"invalid-{stem}")
+    reason = f"invalid group definition: {error}"
+    evidence.write_json(
+        group_dir / "group.json",
+        {
+            "id": None,
+            "ref": ref,
+            "position": position,
+            "state": "invalid",
+            "grade_state": None,
+            "variants": {name: {"state": "invalid", "reason": reason} for name in VARIANTS},
+            "definition_errors": str(error).splitlines(),
+        },
+    )
+    return group_dir
+
+
 def group_state(states: Iterable[str], *, fixture_failed: bool = False) -> str:
     """Group state from its run states (spec: complete, partially-complete, invalid, cancelled)."""
     states = list(states)
@@ -266,17 +289,28 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, b
     )
     turn_scoped = any(e.turn is not None and e.variant == name and e.kind in WORKSPACE_KINDS for e in group.expectations)
 
+    live = {"turn": 1, "calls": 0}
+
     def after_turn(index: int) -> None:
         if turn_scoped:
             evidence.copy_tree_atomic(workspace, run_dir / "turns" / str(index) / "workspace")
         cfg.progress(f"{group.id} [{name}] turn {index}/{len(group.prompts)} settled")
 
+    def watch(rec: Any) -> None:
+        data = rec.data or {}
+        if data.get("type") == "tool_execution_start":
+            live["calls"] += 1
+            cfg.progress(f"{group.id} [{name}] turn {live['turn']}/{len(group.prompts)}: "
+                         f"{live['calls']} tool call(s) so far, now {data.get('toolName')}")
+        elif data.get("type") == "agent_settled":
+            live["turn"], live["calls"] = live["turn"] + 1, 0
+
     cfg.progress(f"{group.id} [{name}] running pi ({plan.mode} mode)")
     started = time.time()
     veto: list[str] = []
     if plan.mode == "json":
-        run = run_json(plan, cfg.safeguards)
-        if turn_scoped and run.outcome == "complete":
+        run = run_json(plan, cfg.safeguards, observe=watch)
+        if run.outcome == "complete":
             after_turn(1)
     else:
         sent = list(group.prompts)
@@ -292,7 +326,7 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, b
             sent[0] = f"/skill:{skill_name} {group.prompts[0]}"
             return None
 
-        run = run_rpc(plan, sent, cfg.safeguards, before_first_turn=deliver, after_turn=after_turn)
+        run = run_rpc(plan, sent, cfg.safeguards, before_first_turn=deliver, after_turn=after_turn, observe=watch)
     if veto:
         record.update(state="invalid", reason=veto[0])
     if observe:

@@ -113,13 +113,14 @@ class SkillEvalFile(pytest.File):
             try:
                 group = load_group(ref.path, session.root)
             except DefinitionError as exc:
-                yield BrokenGroupItem.from_parent(self, name=ref.ref, error=exc, lineno=lineno)
+                yield BrokenGroupItem.from_parent(self, name=ref.ref, error=exc, lineno=lineno,
+                                                  position=base + ref.position)
                 continue
             if group.id in first:
                 problem = Problem(f"/groups/{ref.position - 1}",
                                   f"expected unique group ids, found {group.id!r} again (first in {first[group.id]})")
                 yield BrokenGroupItem.from_parent(self, name=ref.ref, error=DefinitionError(str(self.path), [problem]),
-                                                  lineno=lineno)
+                                                  lineno=lineno, position=base + ref.position)
                 continue
             first[group.id] = ref.ref
             yield SkillEvalItem.from_parent(self, name=group.id, group=group, position=base + ref.position, lineno=lineno)
@@ -200,14 +201,20 @@ class SkillEvalItem(pytest.Item):
 class BrokenGroupItem(pytest.Item):
     """A suite entry whose group definition is invalid: an error for that entry only."""
 
-    def __init__(self, *, error: DefinitionError, lineno: int, **kwargs: Any) -> None:
+    def __init__(self, *, error: DefinitionError, lineno: int, position: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.error = error
         self.lineno = lineno
+        self.position = position
         self.add_marker(pytest.mark.skill_eval)
 
     def setup(self) -> None:
         self.user_properties.append((STATUS_PROPERTY, "invalid"))
+        from .engine import persist_invalid_definition
+
+        session: SkillEvalSession = self.config.stash[SESSION_KEY]
+        group_dir = persist_invalid_definition(session.result_dir, self.position, self.name, self.error)
+        self.user_properties.append(("skill_eval.evidence", str(group_dir)))
         raise self.error
 
     def runtest(self) -> None:  # pragma: no cover - setup always raises

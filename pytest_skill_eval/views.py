@@ -344,6 +344,10 @@ def render_group(group: GroupEvidence, variant: str | None = None) -> list[str]:
     lines = [f"== group {group['position']} {group_id}{kind} [{state}]"]
     if group["definition_path"]:
         lines.append(f"definition {escape_path(group['definition_path'])}")
+    if data.get("definition_errors"):
+        # a suite entry whose group file could not be loaded: no run, no grade
+        lines.append(f"definition {escape_path(str(data.get('ref')))} is invalid")
+        lines += [f"  {problem}" for problem in data["definition_errors"]]
     lines += render_grade(group["grade"], variant)
     questions = data.get("review_questions") or []
     if questions:

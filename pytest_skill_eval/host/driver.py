@@ -23,6 +23,9 @@ from .protocol import LineSplitter, Record, TurnSpan, parse_record, provider_err
 
 Outcome = Literal["complete", "infrastructure-failed", "cancelled"]
 
+#: Called with every stdout record as it arrives (live progress); runs on the reader thread.
+Observer = Callable[[Record], None]
+
 #: Defaults for the safeguards: no-progress detection and an emergency ceiling. They
 #: stop runaway subjects; they are deliberately far above any normal turn.
 DEFAULT_STALL_SECONDS = 900.0
@@ -58,8 +61,9 @@ class HostRun:
 class _Stream:
     """Reads the child's stdout/stderr continuously (pi stalls on stdout backpressure)."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], run: HostRun) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], run: HostRun, observe: Observer | None = None) -> None:
         self.run = run
+        self.observe = observe
         self.events: queue.Queue[Record | None] = queue.Queue()
         self.last_progress = time.monotonic()
         self._lock = threading.Lock()
@@ -86,6 +90,8 @@ class _Stream:
             self.run.records.append(rec)
             self.last_progress = time.monotonic()
         self.events.put(rec)
+        if self.observe is not None:
+            self.observe(rec)  # on the reader thread: must be quick and thread-safe
 
     def _read_stderr(self, proc: subprocess.Popen[bytes]) -> None:
         assert proc.stderr is not None
@@ -104,8 +110,10 @@ class _Stream:
 
 
 class _Session:
-    def __init__(self, plan: LaunchPlan, safeguards: Safeguards, sent: list[str] | None = None) -> None:
+    def __init__(self, plan: LaunchPlan, safeguards: Safeguards, sent: list[str] | None = None,
+                 observe: Observer | None = None) -> None:
         self.plan = plan
+        self.observe = observe
         self.sent = list(sent) if sent is not None else list(plan.prompts)
         self.safeguards = safeguards
         self.run = HostRun()
@@ -127,7 +135,7 @@ class _Session:
             preexec_fn=_die_with_parent,
         )
         self.run.pid = self.proc.pid
-        self.stream = _Stream(self.proc, self.run)
+        self.stream = _Stream(self.proc, self.run, self.observe)
         self._deadline = time.monotonic() + self.safeguards.ceiling_seconds
 
     # -- waiting -------------------------------------------------------------
@@ -234,9 +242,9 @@ class _Fault(Exception):
 TurnHook = Callable[[int], None]
 
 
-def run_json(plan: LaunchPlan, safeguards: Safeguards = Safeguards()) -> HostRun:
+def run_json(plan: LaunchPlan, safeguards: Safeguards = Safeguards(), *, observe: Observer | None = None) -> HostRun:
     """One-shot JSON mode: prompts are argv; each is its own run ending in ``agent_settled``."""
-    session = _Session(plan, safeguards)
+    session = _Session(plan, safeguards, observe=observe)
     try:
         session.start()
         start, turn_started = 0, time.time()
@@ -265,13 +273,14 @@ def run_rpc(
     *,
     before_first_turn: Callable[[list[dict[str, Any]]], str | None] | None = None,
     after_turn: TurnHook | None = None,
+    observe: Observer | None = None,
 ) -> HostRun:
     """Persistent RPC mode: one prompt per declared turn, each awaited to settlement.
 
     ``before_first_turn`` gets the host's command list (registered skills) and may veto
     the run by returning a reason (e.g. the target resolves to another SKILL.md).
     """
-    session = _Session(plan, safeguards, sent)
+    session = _Session(plan, safeguards, sent, observe)
     run = session.run
     try:
         session.start()

@@ -112,3 +112,23 @@ def test_missing_script_is_an_error_not_a_pass(quickstart: pytest.Pytester) -> N
     result.stdout.fnmatch_lines(["*baseline: invalid: no script for model 'scripted/no-such-script'*"])
     run = json.loads((_only_result(quickstart.path) / "groups" / "001-release-notes-activation" / "candidate" / "run.json").read_text())
     assert run["state"] == "invalid"
+
+
+def test_invalid_suite_entry_is_recorded_as_an_invalid_group(quickstart: pytest.Pytester) -> None:
+    (quickstart.path / "groups" / "broken.json").write_text('{"schema_version": 1, "kind": "group", "id": "x"}')
+    suite = json.loads((quickstart.path / "suite.json").read_text())
+    suite["groups"].insert(1, "groups/broken.json")
+    (quickstart.path / "suite.json").write_text(json.dumps(suite))
+    result = quickstart.runpytest_subprocess("-p", "no:cacheprovider", "-v")
+    result.assert_outcomes(passed=2, errors=1)
+    res = _only_result(quickstart.path)
+    summary = json.loads((res / "result.json").read_text())
+    assert summary["state"] == "partially-complete"
+    broken = [g for g in summary["groups"] if g["position"] == 2]
+    assert broken == [{"dir": "002-invalid-broken", "id": None, "position": 2, "state": "invalid", "grade_state": None,
+                       "variants": {"baseline": "invalid", "candidate": "invalid"}, "comparisons": {}}]
+    group = json.loads((res / "groups" / "002-invalid-broken" / "group.json").read_text())
+    assert any(line.endswith('/fixture: expected null or a relative fixture path, found no "fixture" field')
+               for line in group["definition_errors"])
+    # the groups after the broken entry keep their suite positions
+    assert (res / "groups" / "003-release-notes-body" / "grade.json").exists()
