@@ -73,10 +73,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(render(args.target, Path.cwd(), group=args.group, variant=args.variant), end="")
             return 0
         if args.command == "regrade":
-            from .regrade import regrade_result
+            from .regrade import regrade
 
-            print(regrade_result(args.target, Path.cwd()))
-            return 0
+            summary, grade_error = regrade(args.target, Path.cwd())
+            print(summary)
+            return 1 if grade_error else 0  # a grade-error fails, as it does for a run
         if args.command == "check":
             from .check import check_path
 

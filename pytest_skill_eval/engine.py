@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from . import evidence
-from .definitions import VARIANTS, Group, Variant, VariantName
+from .definitions import VARIANTS, Group, Suite, Variant, VariantName
 from .errors import HostError, ScriptError, SkillEvalError, SourceError
 from .host.driver import HostRun, Safeguards, run_json, run_rpc
 from .host.install import HostInstallation
@@ -81,7 +81,7 @@ class GroupOutcome:
     grade: Any  # grading.GroupGrade
 
 
-def run_group(group: Group, position: int, cfg: EngineConfig) -> GroupOutcome:
+def run_group(group: Group, position: int, cfg: EngineConfig, *, suite: Suite | None = None) -> GroupOutcome:
     """Run the selected variants of *group*, persist everything, grade, persist the grade."""
     group_dir = cfg.result_dir / "groups" / evidence.group_dir_name(position, group.id)
     evidence.write_json(group_dir / "definition.json", {"path": str(group.path), "definition": group.raw})
@@ -127,14 +127,15 @@ def run_group(group: Group, position: int, cfg: EngineConfig) -> GroupOutcome:
                         outcomes[name] = _persist_state(run_dir, group, name, "cancelled", "cancelled while preparing")
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    outcome = _publish_group(group, position, group_dir, outcomes, shared_error)
+    suite_ref = {"id": suite.id, "path": str(suite.path)} if suite is not None else None
+    outcome = _publish_group(group, position, group_dir, outcomes, shared_error, suite_ref)
     if cancelled:
         raise KeyboardInterrupt
     return outcome
 
 
 def _publish_group(group: Group, position: int, group_dir: Path, outcomes: dict[str, VariantOutcome],
-                   shared_error: str | None) -> GroupOutcome:
+                   shared_error: str | None, suite: dict[str, str] | None) -> GroupOutcome:
     """Grade from persisted evidence, then write grade.json and group.json (in that order)."""
     grade = grade_persisted(group, group_dir)
     evidence.write_json(group_dir / "grade.json", grade.to_json())
@@ -145,6 +146,7 @@ def _publish_group(group: Group, position: int, group_dir: Path, outcomes: dict[
             "id": group.id,
             "position": position,
             "path": str(group.path),
+            "suite": suite,
             "type": group.type,
             "state": state,
             "grade_state": grade.state,

@@ -13,7 +13,7 @@ from typing import Any
 
 import pytest
 
-from .definitions import VARIANTS, Group, definition_kind, load_group, load_suite
+from .definitions import VARIANTS, Group, Suite, definition_kind, load_group, load_suite
 from .errors import DefinitionError, Problem, SkillEvalError
 from .policy import FAIL_ON_CHOICES, STATUS_PROPERTY, Verdict
 from .session import RESULT_ID_KEY, SESSION_KEY, JUnitEntries, SkillEvalSession
@@ -123,7 +123,8 @@ class SkillEvalFile(pytest.File):
                                                   lineno=lineno, position=base + ref.position)
                 continue
             first[group.id] = ref.ref
-            yield SkillEvalItem.from_parent(self, name=group.id, group=group, position=base + ref.position, lineno=lineno)
+            yield SkillEvalItem.from_parent(self, name=group.id, group=group, position=base + ref.position, lineno=lineno,
+                                            suite=suite)
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
         if isinstance(excinfo.value, SkillEvalError):
@@ -143,10 +144,11 @@ def _line_of(text: str, ref: str) -> int:
 class SkillEvalItem(pytest.Item):
     """One group. Setup runs its selected variants (problems there are errors); call judges."""
 
-    def __init__(self, *, group: Group, position: int, lineno: int, **kwargs: Any) -> None:
+    def __init__(self, *, group: Group, position: int, lineno: int, suite: Suite | None = None, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.group = group
         self.position = position
+        self.suite = suite
         self.lineno = lineno
         self.verdict: Verdict | None = None
         self.add_marker(pytest.mark.skill_eval)
@@ -179,7 +181,7 @@ class SkillEvalItem(pytest.Item):
 
     def setup(self) -> None:
         session: SkillEvalSession = self.config.stash[SESSION_KEY]
-        self.verdict = session.run_group(self.group, self.position)
+        self.verdict = session.run_group(self.group, self.position, self.suite)
         self.user_properties.extend(self.verdict.properties())
         if self.verdict.error:
             raise SkillEvalGroupError(self.verdict.error_text())

@@ -120,7 +120,15 @@ def _stamp(now: datetime, dirs: Sequence[Path]) -> str:
 
 
 def regrade_result(target: str, cwd: Path, *, now: Clock = lambda: datetime.now(timezone.utc)) -> str:
+    """Re-grade the stored result *target* and return the text summary (see :func:`regrade`)."""
+    return regrade(target, cwd, now=now)[0]
+
+
+def regrade(target: str, cwd: Path, *, now: Clock = lambda: datetime.now(timezone.utc)) -> tuple[str, bool]:
     """Re-grade the stored result *target* (result id or directory) and summarise.
+
+    Returns the summary and whether any new grade is a ``grade-error`` (the command's
+    exit status, as for a run).
 
     Writes ``groups/NNN-<id>/grade-regraded-<timestamp>.json`` per group and returns a
     text summary: per-group transitions and whether the new grade differs from
@@ -160,7 +168,8 @@ def regrade_result(target: str, cwd: Path, *, now: Clock = lambda: datetime.now(
                 gdir.name, group_id, origin, out.relative_to(result_dir).as_posix(), stored, new, stored_bytes == data
             )
         )
-    return render_regrade(str(result_dir), outcomes)
+    errored = any(o.new is not None and o.new.get("state") == "grade-error" for o in outcomes)
+    return render_regrade(str(result_dir), outcomes), errored
 
 
 # --------------------------------------------------------------------------- summary (pure)

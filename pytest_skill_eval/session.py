@@ -211,12 +211,12 @@ class SkillEvalSession:
             )
         return self._engine_config
 
-    def run_group(self, group: Group, position: int) -> Verdict:
+    def run_group(self, group: Group, position: int, suite: Suite | None = None) -> Verdict:
         """Run, persist and grade one group, then judge it from its persisted evidence."""
         from .engine import run_group
 
         self.progress.start()
-        outcome = run_group(group, position, self.engine_config())
+        outcome = run_group(group, position, self.engine_config(), suite=suite)
         return self.judge(Path(outcome.group_dir))
 
     def judge(self, group_dir: Path) -> Verdict:

@@ -151,3 +151,14 @@ def test_describe_changes() -> None:
         "comparison c: fail-to-pass -> fail-to-fail",
         "grade errors: 0 -> 1",
     ]
+
+
+def test_regrade_command_exits_non_zero_on_a_grade_error(stored_run: StoredRun, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    result = copy_result(stored_run, tmp_path / "copy")
+    ok = subprocess.run([sys.executable, "-m", "pytest_skill_eval.cli", "regrade", str(result)], capture_output=True, text=True)
+    # the stored suite holds a group whose expectations are malformed on purpose
+    assert ok.returncode == 1, ok.stdout + ok.stderr
+    assert "grade-error" in ok.stdout
