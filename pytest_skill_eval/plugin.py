@@ -38,6 +38,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="A pi models.json whose providers are merged into each variant's agent dir")
     group.addoption("--skill-eval-auth", metavar="FILE", default=None,
                     help="A pi auth.json copied into each variant's agent dir (never into evidence)")
+    group.addoption("--skill-eval-check", action="store_true", default=False,
+                    help="Check definitions, expectation shapes, scripts and paths without running any subject")
     group.addoption("--skill-eval-stall-timeout", type=float, default=None, metavar="SECONDS",
                     help="Stop a subject that makes no progress for this long (default: 900)")
     parser.addini("skill_eval_paths", "Suites or groups collected by plain pytest (like testpaths)", type="paths", default=[])
@@ -149,6 +151,7 @@ class SkillEvalItem(pytest.Item):
         self.group = group
         self.position = position
         self.suite = suite
+        self.check_problems: str | None = None
         self.lineno = lineno
         self.verdict: Verdict | None = None
         self.add_marker(pytest.mark.skill_eval)
@@ -181,12 +184,28 @@ class SkillEvalItem(pytest.Item):
 
     def setup(self) -> None:
         session: SkillEvalSession = self.config.stash[SESSION_KEY]
+        if self.config.getoption("skill_eval_check"):
+            self._check(session)
+            return
         self.verdict = session.run_group(self.group, self.position, self.suite)
         self.user_properties.extend(self.verdict.properties())
         if self.verdict.error:
             raise SkillEvalGroupError(self.verdict.error_text())
 
+    def _check(self, session: SkillEvalSession) -> None:
+        """--skill-eval-check: what would become a grade-error or an invalid run, before any run."""
+        from .check import check_group, render_report
+
+        report = check_group(self.group, session.root, self.nodeid)
+        text, ok = render_report(str(self.path), "pre-run check", [report])
+        self.user_properties.append((STATUS_PROPERTY, "checked" if ok else "check failed"))
+        self.check_problems = None if ok else text
+
     def runtest(self) -> None:
+        if self.config.getoption("skill_eval_check"):
+            if self.check_problems:
+                raise SkillEvalFailure(self.check_problems)
+            return
         assert self.verdict is not None
         if self.verdict.failing:
             raise SkillEvalFailure(self.verdict.failure_text())
@@ -212,6 +231,8 @@ class BrokenGroupItem(pytest.Item):
 
     def setup(self) -> None:
         self.user_properties.append((STATUS_PROPERTY, "invalid"))
+        if self.config.getoption("skill_eval_check"):
+            raise self.error  # a check writes no evidence
         from .engine import persist_invalid_definition
 
         session: SkillEvalSession = self.config.stash[SESSION_KEY]
