@@ -14,9 +14,9 @@ from typing import Any
 import pytest
 
 from .definitions import VARIANTS, Group, Suite, definition_kind, load_group, load_suite
-from .errors import DefinitionError, Problem, SkillEvalError
+from .errors import DefinitionError, EvidenceError, Problem, SkillEvalError
 from .policy import FAIL_ON_CHOICES, STATUS_PROPERTY, Verdict
-from .session import RESULT_ID_KEY, SESSION_KEY, JUnitEntries, SkillEvalSession
+from .session import PERSISTENCE_FAILED, RESULT_ID_KEY, SESSION_KEY, JUnitEntries, SkillEvalSession
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -187,7 +187,14 @@ class SkillEvalItem(pytest.Item):
         if self.config.getoption("skill_eval_check"):
             self._check(session)
             return
-        self.verdict = session.run_group(self.group, self.position, self.suite)
+        try:
+            self.verdict = session.run_group(self.group, self.position, self.suite)
+        except (EvidenceError, OSError) as exc:
+            # evidence that cannot be preserved stops queued work (spec: persistence and states)
+            message = f"evidence could not be persisted: {exc}"
+            self.user_properties += [(STATUS_PROPERTY, "evidence-error"), (PERSISTENCE_FAILED, message)]
+            self.session.shouldstop = f"skill-eval: {message}"
+            raise SkillEvalGroupError(f"group {self.group.id}: {message}; no queued group starts") from None
         self.user_properties.extend(self.verdict.properties())
         if self.verdict.error:
             raise SkillEvalGroupError(self.verdict.error_text())

@@ -37,6 +37,8 @@ from .policy import (
     summary_table,
 )
 
+#: user property set by an item whose evidence could not be written (crosses xdist in reports)
+PERSISTENCE_FAILED = "skill_eval.persistence_failed"
 SESSION_KEY = pytest.StashKey["SkillEvalSession"]()
 RESULT_ID_KEY = "skill_eval_result_id"
 
@@ -74,6 +76,7 @@ class SkillEvalSession:
         self._engine_config: Any = None
         self._router: Any = None
         self.reported: dict[str, Reported] = {}
+        self.persistence_failure: str | None = None
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> SkillEvalSession | None:
@@ -246,6 +249,8 @@ class SkillEvalSession:
         if self.is_worker:
             return
         props = {str(k): str(v) for k, v in getattr(report, "user_properties", ())}
+        if PERSISTENCE_FAILED in props:
+            self.persistence_failure = props[PERSISTENCE_FAILED]
         if ENTRY_PROPERTY in props or STATUS_PROPERTY not in props:
             return
         is_error = report.when == "setup" and report.failed
@@ -309,6 +314,12 @@ class SkillEvalSession:
         if self._router is not None:
             self._router.close()
         if self.is_worker or not self.result_dir.exists():
+            return
+        if self.persistence_failure is not None:
+            # spec: when evidence cannot be preserved, no completed summary is published
+            reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+            if reporter is not None:
+                reporter.write_line(f"skill-eval: no result.json written: {self.persistence_failure}", red=True)
             return
         write_batch_summary(self.result_dir, self.result_id, interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
 

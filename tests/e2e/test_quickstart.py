@@ -132,3 +132,26 @@ def test_invalid_suite_entry_is_recorded_as_an_invalid_group(quickstart: pytest.
                for line in group["definition_errors"])
     # the groups after the broken entry keep their suite positions
     assert (res / "groups" / "003-release-notes-body" / "grade.json").exists()
+
+
+def test_evidence_that_cannot_be_persisted_stops_queued_work_and_publishes_no_summary(quickstart: pytest.Pytester) -> None:
+    # Block the first group's evidence directory with a file right before it runs.
+    quickstart.makeconftest("""
+        from pytest_skill_eval.session import SESSION_KEY
+
+        def pytest_runtest_setup(item):
+            if item.name == "release-notes-activation":
+                groups = item.config.stash[SESSION_KEY].result_dir / "groups"
+                groups.mkdir(parents=True, exist_ok=True)
+                (groups / "001-release-notes-activation").write_text("in the way")
+    """)
+    result = quickstart.runpytest_subprocess("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines([
+        "*skill-eval: no result.json written: evidence could not be persisted*",
+        "*group release-notes-activation: evidence could not be persisted: *; no queued group starts*",
+        "*Interrupted: skill-eval: evidence could not be persisted*",
+    ])
+    res = _only_result(quickstart.path)
+    assert not (res / "result.json").exists()
+    assert not (res / "groups" / "002-release-notes-body").exists(), "the queued group never started"
