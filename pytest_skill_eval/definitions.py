@@ -30,7 +30,7 @@ from typing import Any, Literal, NoReturn
 
 import jsonschema
 
-from .errors import DefinitionError, PathEscapeError, Problem, SkillEvalError
+from .errors import DefinitionError, PathEscapeError, Problem, SkillEvalError, json_text
 from .paths import check_relative, contain_path
 
 __all__ = [
@@ -822,7 +822,7 @@ def _translate(error: jsonschema.ValidationError) -> Iterable[Problem]:
         note = f" ({reserved[instance]})" if isinstance(instance, str) and instance in reserved else ""
         return [Problem(pointer, f"expected {_one_of(expected_value)}, found {found}{note}")]
     if keyword == "const":
-        return [Problem(pointer, f"expected {_json(expected_value)}, found {found}")]
+        return [Problem(pointer, f"expected {json_text(expected_value)}, found {found}")]
     return [Problem(pointer, f"expected {_expected(schema)}, found {found}")]
 
 
@@ -836,7 +836,7 @@ def _expected(schema: Any) -> str:
         if "enum" in schema:
             return _one_of(schema["enum"])
         if "const" in schema:
-            return _json(schema["const"])
+            return json_text(schema["const"])
         ref = schema.get("$ref")
         if not (isinstance(ref, str) and ref.startswith("#/$defs/")):
             break
@@ -860,8 +860,8 @@ def _find_definition(name: str) -> Any:
 
 def _one_of(values: Sequence[Any]) -> str:
     if len(values) == 1:
-        return _json(values[0])
-    return "one of " + ", ".join(_json(value) for value in values)
+        return json_text(values[0])
+    return "one of " + ", ".join(json_text(value) for value in values)
 
 
 def _suggest(key: str, known: Sequence[str]) -> str:
@@ -991,18 +991,8 @@ def _escape(token: str) -> str:
     return token.replace("~", "~0").replace("/", "~1")
 
 
-def _json(value: Any) -> str:
-    rendered = json.dumps(value, ensure_ascii=False)
-    try:
-        rendered.encode("utf-8")
-    except UnicodeEncodeError:
-        # Lone surrogates cannot be printed; fall back to \u escapes.
-        return json.dumps(value)
-    return rendered
-
-
 def _quote(text: str) -> str:
-    return _json(text)
+    return json_text(text)
 
 
 def _join_quoted(values: Sequence[str]) -> str:
@@ -1020,7 +1010,7 @@ def _describe(value: Any) -> str:
         return "an array" if value else "an empty array"
     if isinstance(value, str) and len(value) > _SHOWN_CHARACTERS:
         return _quote(value[: _SHOWN_CHARACTERS - 20]) + f"… ({len(value)} characters)"
-    return _json(value)
+    return json_text(value)
 
 
 def _unique(problems: list[Problem]) -> list[Problem]:

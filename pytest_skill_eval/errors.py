@@ -13,7 +13,22 @@ A failed expectation is data (see ``grading``), never an exception.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from typing import Any
+
+
+def json_text(value: Any) -> str:
+    """*value* as JSON for a message, as the author wrote it (non-ASCII kept).
+
+    Lone surrogates cannot be printed, so such values fall back to ``\\u`` escapes.
+    """
+    rendered = json.dumps(value, ensure_ascii=False)
+    try:
+        rendered.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(value)
+    return rendered
 
 
 class SkillEvalError(Exception):

@@ -18,13 +18,12 @@ the root: a fixture of ``.`` would copy the whole root, results included.
 
 from __future__ import annotations
 
-import json
 import os
 import posixpath
 import re
 from pathlib import Path
 
-from .errors import PathEscapeError
+from .errors import PathEscapeError, json_text
 
 __all__ = [
     "check_relative",
@@ -38,17 +37,6 @@ __all__ = [
 _DRIVE = re.compile(r"^[A-Za-z]:")
 
 
-def _quote(text: str) -> str:
-    """Render *text* as the JSON string the author wrote, escapes included."""
-    rendered = json.dumps(text, ensure_ascii=False)
-    try:
-        rendered.encode("utf-8")
-    except UnicodeEncodeError:
-        # Lone surrogates cannot be printed; fall back to \u escapes.
-        return json.dumps(text)
-    return rendered
-
-
 def check_relative(path_text: str, base: str = "") -> str | None:
     """Return why *path_text* is not a contained relative path, or None when it is.
 
@@ -56,7 +44,7 @@ def check_relative(path_text: str, base: str = "") -> str | None:
     from (``""`` for the root itself); the resolved path must stay below the root.
     The message has the shape ``expected …, found …``.
     """
-    found = _quote(path_text)
+    found = json_text(path_text)
     if path_text == "":
         return 'expected a non-empty relative path, found ""'
     try:
@@ -100,7 +88,7 @@ def contain_path(root: Path, path: Path, shown: str | None = None) -> Path:
     *shown* is how the message names the path (default: *path* itself). Raises
     PathEscapeError naming where the path really leads.
     """
-    found = _quote(shown) if shown is not None else str(path)
+    found = json_text(shown) if shown is not None else str(path)
     try:
         real_root = Path(os.path.realpath(root))
         real = Path(os.path.realpath(path))

@@ -14,6 +14,7 @@ import signal
 import subprocess
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator, Literal
 
@@ -245,7 +246,7 @@ TurnHook = Callable[[int], None]
 def run_json(plan: LaunchPlan, safeguards: Safeguards = Safeguards(), *, observe: Observer | None = None) -> HostRun:
     """One-shot JSON mode: prompts are argv; each is its own run ending in ``agent_settled``."""
     session = _Session(plan, safeguards, observe=observe)
-    try:
+    with _driving(session):
         session.start()
         start, turn_started = 0, time.time()
         for index, prompt in enumerate(plan.prompts, start=1):
@@ -256,13 +257,6 @@ def run_json(plan: LaunchPlan, safeguards: Safeguards = Safeguards(), *, observe
             start, turn_started = settled.index + 1, time.time()
         while session.next_record() is not None:
             pass
-    except _Fault as exc:
-        _fail(session, str(exc))
-    except KeyboardInterrupt:
-        # the caller persists what was observed, then stops queued work
-        _cancel(session)
-    finally:
-        session.close()
     return session.run
 
 
@@ -282,7 +276,7 @@ def run_rpc(
     """
     session = _Session(plan, safeguards, sent, observe)
     run = session.run
-    try:
+    with _driving(session):
         session.start()
         response = session.await_response(session.send({"type": "get_commands"})).data or {}
         if not response.get("success"):
@@ -311,6 +305,14 @@ def run_rpc(
             _check_provider(session, index, start, end)
             if after_turn is not None:
                 after_turn(index)
+    return run
+
+
+@contextmanager
+def _driving(session: _Session) -> Iterator[None]:
+    """Whatever happens while driving: record a fault or a cancellation, always reap pi."""
+    try:
+        yield
     except _Fault as exc:
         _fail(session, str(exc))
     except KeyboardInterrupt:
@@ -318,7 +320,6 @@ def run_rpc(
         _cancel(session)
     finally:
         session.close()
-    return run
 
 
 def _open_span(session: _Session) -> None:
