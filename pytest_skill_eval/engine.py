@@ -19,7 +19,7 @@ from . import evidence
 from .definitions import VARIANTS, Group, Suite, Variant, VariantName
 from .errors import HostError, ScriptError, SkillEvalError, SourceError
 from .host.driver import HostRun, Safeguards, run_json, run_rpc
-from .host.install import HostInstallation
+from .host.install import HostInstallation, cache_dir
 from .host.launch import LaunchPlan, allowed_roots_config, bundled_extension, write_agent_config
 from .host.protocol import build_turn, registered_context, registered_skills, turn_to_json, usage_totals
 from .isolation import (
@@ -288,6 +288,7 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, b
         literal_env=group.runtime.environment.literal,
         inherited_env=inherited,
         extra_env=(("SKILL_EVAL_GUARD_CONFIG", str(guard_config)), ("SKILL_EVAL_OBSERVER_OUT", str(observer_out))),
+        compile_cache=cache_dir() / "node-compile-cache" / host.version,
     )
     turn_scoped = any(e.turn is not None and e.variant == name and e.kind in WORKSPACE_KINDS for e in group.expectations)
 
@@ -408,15 +409,17 @@ def _persist_run(plan: LaunchPlan, run: HostRun, record: dict[str, Any], before:
         usage=usage_totals(run.records),
         fingerprints_changed=changed,
     )
-    evidence.write_atomic(run_dir / "events.jsonl", redact(run.raw_events()))
-    evidence.write_atomic(run_dir / "stderr.txt", redact(bytes(run.stderr)))
+    # run.json is written last, with the one directory fsync that makes every rename durable
+    evidence.write_atomic(run_dir / "events.jsonl", redact(run.raw_events()), sync_dir=False)
+    evidence.write_atomic(run_dir / "stderr.txt", redact(bytes(run.stderr)), sync_dir=False)
     transcript = []
     for span, turn, times in zip(run.spans, turns, run.turn_times + [(None, None)] * len(turns)):
         transcript.append({**turn_to_json(turn), "usage": usage_totals(run.records, span.start, span.end),
                            "started_at": times[0], "ended_at": times[1], "events": [span.start, span.end]})
-    evidence.write_atomic(run_dir / "transcript.json", redact(evidence.dump_json({"turns": transcript})))
-    evidence.write_atomic(run_dir / "final-response.txt", redact((turns[-1].response if turns else "").encode("utf-8")))
-    evidence.write_json(run_dir / "fingerprints.json", {"before": before, "after": after})
+    evidence.write_atomic(run_dir / "transcript.json", redact(evidence.dump_json({"turns": transcript})), sync_dir=False)
+    evidence.write_atomic(run_dir / "final-response.txt", redact((turns[-1].response if turns else "").encode("utf-8")),
+                          sync_dir=False)
+    evidence.write_json(run_dir / "fingerprints.json", {"before": before, "after": after}, sync_dir=False)
     evidence.copy_tree_atomic(workspace, run_dir / "workspace")
     if secrets:
         redact_tree(run_dir, redact)

@@ -46,8 +46,13 @@ def new_result_id(now: Callable[[], datetime] = lambda: datetime.now(timezone.ut
     return f"{now().strftime('%Y%m%d%H%M%S')}-{secrets.token_hex(4)}"
 
 
-def write_atomic(path: Path, data: bytes) -> None:
-    """Write *data* to *path* so a reader sees the old file or the new one, never a torn one."""
+def write_atomic(path: Path, data: bytes, *, sync_dir: bool = True) -> None:
+    """Write *data* to *path* so a reader sees the old file or the new one, never a torn one.
+
+    The file is fsynced before the rename. ``sync_dir=False`` leaves the directory fsync
+    (which makes the rename itself durable) to a later write into the same directory:
+    one directory fsync covers every rename before it.
+    """
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
@@ -62,8 +67,14 @@ def write_atomic(path: Path, data: bytes) -> None:
         except FileNotFoundError:
             pass
         raise
+    if sync_dir:
+        fsync_dir(path.parent)
+
+
+def fsync_dir(directory: Path) -> None:
+    """Make the renames into *directory* durable."""
     try:
-        dir_fd = os.open(path.parent, os.O_RDONLY)
+        dir_fd = os.open(directory, os.O_RDONLY)
     except OSError:
         return
     try:
@@ -76,8 +87,8 @@ def dump_json(value: Any) -> bytes:
     return (json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False) + "\n").encode("utf-8")
 
 
-def write_json(path: Path, value: Any) -> None:
-    write_atomic(path, dump_json(value))
+def write_json(path: Path, value: Any, *, sync_dir: bool = True) -> None:
+    write_atomic(path, dump_json(value), sync_dir=sync_dir)
 
 
 def read_json(path: Path) -> Any:

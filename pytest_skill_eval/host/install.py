@@ -102,7 +102,12 @@ def probe_version(node: Path, cli: Path) -> str:
     text = (proc.stdout or proc.stderr).strip()
     if proc.returncode != 0:
         raise HostError(f"the pi host {cli} failed to report its version (exit {proc.returncode}): {text[-500:]}")
-    version = parse_version(text)
+    return check_floor(text, cli)
+
+
+def check_floor(version_text: str, cli: Path) -> str:
+    """Refuse hosts older than the supported floor; return the normalised version."""
+    version = parse_version(version_text)
     if version < SUPPORTED_FLOOR:
         floor = ".".join(map(str, SUPPORTED_FLOOR))
         raise HostError(
@@ -110,6 +115,20 @@ def probe_version(node: Path, cli: Path) -> str:
             f"run `skill-eval host install` to get pi {pinned_version()}, or point --skill-eval-host at a newer pi"
         )
     return ".".join(map(str, version))
+
+
+def managed_version(prefix: Path) -> str:
+    """The managed host's version, read from its package manifest.
+
+    The managed prefix is keyed by the lock file and was probed when it was installed,
+    so reading the manifest spares every pytest process (and xdist worker) a node start.
+    """
+    manifest = prefix / "node_modules" / "@earendil-works" / "pi-coding-agent" / "package.json"
+    try:
+        version = str(json.loads(manifest.read_text(encoding="utf-8"))["version"])
+    except (OSError, ValueError, KeyError) as exc:
+        raise HostError(f"the managed pi host at {prefix} is damaged ({exc}); run `skill-eval host install --force`") from None
+    return check_floor(version, manifest)
 
 
 def _installation_in(prefix: Path) -> tuple[Path, Path] | None:
@@ -196,10 +215,11 @@ def resolve_host(
     location = explicit or os.environ.get(HOST_ENV)
     if location:
         return from_explicit(location)
-    found = _installation_in(managed_prefix())
+    prefix = managed_prefix()
+    found = _installation_in(prefix)
     if found:
         node, cli = found
-        return HostInstallation(node=node, cli=cli, version=probe_version(node, cli), managed=True)
+        return HostInstallation(node=node, cli=cli, version=managed_version(prefix), managed=True)
     if not install_if_missing or os.environ.get(NO_INSTALL_ENV):
         raise HostError(
             f"the pi host is not installed (looked in {managed_prefix()}); run `skill-eval host install`, "

@@ -51,6 +51,8 @@ class LaunchPlan:
     literal_env: tuple[tuple[str, str], ...] = ()
     inherited_env: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
     extra_env: tuple[tuple[str, str], ...] = ()
+    #: node's compile cache for pi's own bundle, shared across runs (None: disabled)
+    compile_cache: Path | None = None
 
     def argv(self) -> list[str]:
         args = [
@@ -81,10 +83,14 @@ class LaunchPlan:
             "PI_SKIP_VERSION_CHECK": "1",
             "PI_TELEMETRY": "0",
             "TMPDIR": str(self.home / "tmp"),
-            "NODE_DISABLE_COMPILE_CACHE": "1",
             "NO_PROXY": "127.0.0.1,localhost",
             "LANG": "C.UTF-8",
         }
+        if self.compile_cache is not None:
+            # V8 code cache of the host's own modules: ~20 % of every pi start, no behaviour
+            env["NODE_COMPILE_CACHE"] = str(self.compile_cache)
+        else:
+            env["NODE_DISABLE_COMPILE_CACHE"] = "1"
         env.update(self.extra_env)
         env.update(self.literal_env)
         env.update(self.inherited_env)

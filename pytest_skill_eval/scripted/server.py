@@ -150,7 +150,7 @@ class ScriptedModelServer:
         self._httpd = _HTTPServer(self)
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
-            kwargs={"poll_interval": 0.1},
+            kwargs={"poll_interval": 0.01},  # stop() waits for one poll
             name="scripted-model-server",
             daemon=True,
         )
