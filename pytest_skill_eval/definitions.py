@@ -26,12 +26,13 @@ from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal, NoReturn
-
-import jsonschema
+from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from .errors import DefinitionError, PathEscapeError, Problem, SkillEvalError, json_text
 from .paths import check_relative, contain_path
+
+if TYPE_CHECKING:  # jsonschema is imported on first validation: plain pytest runs never pay for it
+    import jsonschema
 
 __all__ = [
     "BODY_TOOLS",
@@ -755,6 +756,8 @@ def _schema(name: str) -> dict[str, Any]:
 
 @functools.cache
 def _validator(name: str) -> jsonschema.Draft202012Validator:
+    import jsonschema
+
     return jsonschema.Draft202012Validator(_schema(name))
 
 

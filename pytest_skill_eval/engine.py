@@ -288,7 +288,7 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, b
         literal_env=group.runtime.environment.literal,
         inherited_env=inherited,
         extra_env=(("SKILL_EVAL_GUARD_CONFIG", str(guard_config)), ("SKILL_EVAL_OBSERVER_OUT", str(observer_out))),
-        compile_cache=cache_dir() / "node-compile-cache" / host.version,
+        compile_cache=None if os.environ.get("SKILL_EVAL_NO_COMPILE_CACHE") else cache_dir() / "node-compile-cache" / host.version,
     )
     turn_scoped = any(e.turn is not None and e.variant == name and e.kind in WORKSPACE_KINDS for e in group.expectations)
 

@@ -108,10 +108,10 @@ class SkillEvalFile(pytest.File):
             return
         suite = load_suite(self.path, session.root)
         base = session.position_base(self.path, len(suite.groups))
-        text = self.path.read_text(encoding="utf-8")
+        ref_lines = _ref_lines(self.path.read_text(encoding="utf-8"))
         first: dict[str, str] = {}
         for ref in session.selected_refs(suite):
-            lineno = _line_of(text, ref.ref)
+            lineno = ref_lines.get(ref.ref, 0)
             try:
                 group = load_group(ref.path, session.root)
             except DefinitionError as exc:
@@ -134,13 +134,16 @@ class SkillEvalFile(pytest.File):
         return super().repr_failure(excinfo)
 
 
-def _line_of(text: str, ref: str) -> int:
-    """Zero-based line of a group reference in its suite file (for failure locations)."""
-    needle = f'"{ref}"'
+def _ref_lines(text: str) -> dict[str, int]:
+    """Zero-based line of each quoted string in a suite file (for failure locations).
+
+    One pass over the file, so a large suite costs linear time, not one scan per group.
+    """
+    lines: dict[str, int] = {}
     for number, line in enumerate(text.splitlines()):
-        if needle in line:
-            return number
-    return 0
+        for quoted in line.split('"')[1::2]:
+            lines.setdefault(quoted, number)
+    return lines
 
 
 class SkillEvalItem(pytest.Item):
