@@ -411,11 +411,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._abandon()
             elif reply.fault == "disconnect":
                 self._send_event(chunks[0])
-                self._send_event({**chunks[0], "choices": [{
-                    "index": 0,
-                    "delta": {"content": f"{STAND_IN_TAG} partial reply before a disconnect"},
-                    "finish_reason": None,
-                }]})
+                self._send_event(_text_chunk(chunks[0], f"{STAND_IN_TAG} partial reply before a disconnect"))
                 self._abandon()
             elif reply.fault == "malformed":
                 self._send_event(chunks[0])
@@ -425,11 +421,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._finish_stream()
             elif reply.fault == "no-finish-reason":
                 self._send_event(chunks[0])
-                self._send_event({**chunks[0], "choices": [{
-                    "index": 0,
-                    "delta": {"content": f"{STAND_IN_TAG} reply without a finish_reason"},
-                    "finish_reason": None,
-                }]})
+                self._send_event(_text_chunk(chunks[0], f"{STAND_IN_TAG} reply without a finish_reason"))
                 self._send_event(chunks[-1])
                 self._finish_stream()
             else:
@@ -526,3 +518,8 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
+
+
+def _text_chunk(first: dict[str, Any], text: str) -> dict[str, Any]:
+    """A content delta shaped like the stream's *first* chunk (for the broken-stream faults)."""
+    return {**first, "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}
