@@ -301,3 +301,30 @@ def test_user_models_and_auth_file_reach_the_host_but_never_the_evidence(root: p
         assert len(server.requests()) == 2
     leaks = [p for p in (root.path / ".skill-eval").rglob("*") if p.is_file() and auth_secret.encode() in p.read_bytes()]
     assert leaks == []
+
+
+def test_missing_piflow_host_is_an_infrastructure_failure_naming_the_command(root: pytest.Pytester,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("SKILL_EVAL_PIFLOW", raising=False)
+    group = _group("piflow", prompts=["Go."], tools=["read"], type_="description",
+                   baseline=_variant([], None), candidate=_variant(["skills/target"], 0),
+                   runtime={"host": "piflow", "session": False, "extensions": [], "environment": {"literal": {}, "inherit": []}})
+    result, gdir = _run(root, group, _script([{"text": "ok"}]))
+    result.assert_outcomes(errors=1)
+    run = _run_json(gdir, "candidate")
+    assert run["state"] == "infrastructure-failed"
+    assert run["reason"].startswith("host 'piflow' is not installed: looked for the command `piflow` on PATH")
+    assert run["runtime"]["host"] == "piflow"
+
+
+def test_piflow_host_maps_to_the_configured_command(root: pytest.Pytester, monkeypatch: pytest.MonkeyPatch,
+                                                    pi_host: Any) -> None:
+    # any pi-compatible CLI can stand behind the piflow name; here the managed pi itself
+    monkeypatch.setenv("SKILL_EVAL_PIFLOW", str(pi_host.cli.parents[2]))
+    group = _group("piflow-ok", prompts=["Go."], tools=["read"], type_="description",
+                   baseline=_variant([], None), candidate=_variant(["skills/target"], 0),
+                   runtime={"host": "piflow", "session": False, "extensions": [], "environment": {"literal": {}, "inherit": []}})
+    result, gdir = _run(root, group, _script([{"text": "ok"}]))
+    result.assert_outcomes(passed=1)
+    run = _run_json(gdir, "candidate")
+    assert run["runtime"]["host"] == "piflow" and run["host"]["managed"] is False
