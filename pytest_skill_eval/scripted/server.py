@@ -77,14 +77,7 @@ def stream_chunks(reply: Reply, model: str, response_id: str) -> list[dict[str, 
     """
 
     def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
-        return {
-            "id": response_id,
-            "object": "chat.completion.chunk",
-            "created": 0,
-            "model": model,
-            "system_fingerprint": _SERVER_NAME,
-            "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}],
-        }
+        return {**_envelope(model, response_id), "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
 
     chunks = [chunk({"role": "assistant", "content": ""})]
     chunks += [chunk({"content": piece}) for piece in _pieces(reply.text, _TEXT_PIECE)]
@@ -102,13 +95,20 @@ def stream_chunks(reply: Reply, model: str, response_id: str) -> list[dict[str, 
     return chunks
 
 
-def _usage_chunk(reply: Reply, model: str, response_id: str) -> dict[str, Any]:
+def _envelope(model: str, response_id: str) -> dict[str, Any]:
+    """The fields every ``chat.completion.chunk`` of one response shares."""
     return {
         "id": response_id,
         "object": "chat.completion.chunk",
         "created": 0,
         "model": model,
         "system_fingerprint": _SERVER_NAME,
+    }
+
+
+def _usage_chunk(reply: Reply, model: str, response_id: str) -> dict[str, Any]:
+    return {
+        **_envelope(model, response_id),
         "choices": [],
         "usage": {
             "prompt_tokens": reply.usage.prompt_tokens,
