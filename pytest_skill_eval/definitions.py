@@ -28,6 +28,7 @@ from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
+from . import envpolicy
 from .errors import DefinitionError, PathEscapeError, Problem, SkillEvalError, json_text
 from .paths import check_relative, contain_path
 
@@ -37,8 +38,6 @@ if TYPE_CHECKING:  # jsonschema is imported on first validation: plain pytest ru
 __all__ = [
     "BODY_TOOLS",
     "DESCRIPTION_TOOLS",
-    "RESERVED_ENVIRONMENT_NAMES",
-    "RESERVED_ENVIRONMENT_PREFIXES",
     "SECRET_NAME_MARKERS",
     "UNSUPPORTED_TOOLS",
     "VARIANTS",
@@ -78,33 +77,6 @@ BODY_TOOLS: tuple[str, ...] = ("read", "write", "edit")
 #: Native pi tools that escape the path guard, so no group may grant them.
 UNSUPPORTED_TOOLS: tuple[str, ...] = ("bash", "powershell", "grep", "find", "ls")
 
-#: Environment names the evaluator owns (launch control, loaders, the isolated home and
-#: temp dirs). Compared case-insensitively; rejected in ``literal`` and ``inherit``.
-RESERVED_ENVIRONMENT_NAMES: frozenset[str] = frozenset(
-    {
-        "PATH",
-        "HOME",
-        "USERPROFILE",
-        "TMPDIR",
-        "TMP",
-        "TEMP",
-        "SHELL",
-        "BASH_ENV",
-        "ENV",
-        "NODE_OPTIONS",
-        "NODE_PATH",
-        "PYTHONPATH",
-        "PYTHONHOME",
-        "PYTHONSTARTUP",
-        "XDG_CONFIG_HOME",
-        "XDG_DATA_HOME",
-        "XDG_CACHE_HOME",
-        "XDG_STATE_HOME",
-    }
-)
-#: Name prefixes the evaluator owns: the dynamic loaders and pi's own ``PI_*`` settings
-#: (``PI_CODING_AGENT_DIR`` points pi at the private agent dir).
-RESERVED_ENVIRONMENT_PREFIXES: tuple[str, ...] = ("LD_", "DYLD_", "PI_")
 #: Substrings that mark a name as secret-like (case-insensitive). Literal values are
 #: recorded in evidence, so such names must come through ``inherit`` instead.
 SECRET_NAME_MARKERS: tuple[str, ...] = (
@@ -705,10 +677,10 @@ def _environment_problems(doc: dict[str, Any]) -> list[Problem]:
 def _reserved_reason(name: str) -> str | None:
     if not _is_environment_name(name):
         return None  # the schema's pattern reports it
-    upper = name.upper()
-    if upper in RESERVED_ENVIRONMENT_NAMES or upper.startswith(RESERVED_ENVIRONMENT_PREFIXES):
-        return f"expected a name the evaluator does not control, found {_quote(name)} (a launch-control or loader variable)"
-    return None
+    why = envpolicy.reserved_reason(name)
+    if why is None:
+        return None
+    return f"expected a name the evaluator does not control, found {_quote(name)} ({why})"
 
 
 def _is_environment_name(name: str) -> bool:

@@ -17,10 +17,17 @@ from typing import Any, Callable, Iterable, Mapping
 
 from . import evidence
 from .definitions import VARIANTS, Group, Suite, Variant, VariantName
-from .errors import HostError, ScriptError, SkillEvalError, SourceError
+from .errors import HostError, LaunchRefused, ScriptError, SkillEvalError, SourceError
 from .host.driver import HostRun, Safeguards, run_json, run_rpc
 from .host.install import HostInstallation, cache_dir
-from .host.launch import LaunchPlan, allowed_roots_config, bundled_extension, write_agent_config
+from .host.launch import (
+    LaunchPlan,
+    allowed_roots_config,
+    bundled_extension,
+    launch_mode,
+    write_agent_config,
+    write_tool_gate,
+)
 from .host.protocol import build_turn, registered_context, registered_skills, turn_to_json, usage_totals
 from .isolation import (
     InvalidVariant,
@@ -268,28 +275,17 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, b
     evidence.write_json(guard_config, {**allowed_roots_config(workspace, skills + contexts), "context": contexts_text})
     observe = any(e.kind == "context-text" for e in group.expectations)
     observer_out = base / "observations.jsonl"
-    extensions = [bundled_extension("guard.mjs"), *bundle_entries] + ([bundled_extension("observer.mjs")] if observe else [])
     write_agent_config(agent_dir, home, providers, user_models=cfg.user_models, auth_file=cfg.auth_file)
     session_dir = base / "session" if group.runtime.session else None
-    plan = LaunchPlan(
-        host=host,
-        mode="json" if group.type == "description" and group.input_kind == "prompt" else "rpc",
-        workspace=workspace,
-        agent_dir=agent_dir,
-        home=home,
-        skills=tuple(skills),
-        extensions=tuple(extensions),
-        tools=group.tools,
-        provider=provider,
-        model=model_id,
-        thinking=group.model.thinking if group.model else None,
-        session_dir=session_dir,
-        prompts=group.prompts,
-        literal_env=group.runtime.environment.literal,
-        inherited_env=inherited,
-        extra_env=(("SKILL_EVAL_GUARD_CONFIG", str(guard_config)), ("SKILL_EVAL_OBSERVER_OUT", str(observer_out))),
-        compile_cache=None if os.environ.get("SKILL_EVAL_NO_COMPILE_CACHE") else cache_dir() / "node-compile-cache" / host.version,
-    )
+    try:
+        gate = write_tool_gate(base / "tool-gate", group.tools)
+        extensions = [bundled_extension("guard.mjs"), gate, *bundle_entries] + ([bundled_extension("observer.mjs")] if observe else [])
+        plan = _launch_plan(group, host, workspace, agent_dir, home, skills, extensions, provider, model_id, session_dir,
+                            inherited, guard_config, observer_out)
+    except LaunchRefused as exc:
+        record["reason"] = f"launch refused: {exc}"
+        evidence.write_json(run_dir / "run.json", record)
+        return VariantOutcome(name, "invalid", record["reason"], run_dir)
     turn_scoped = any(e.turn is not None and e.variant == name and e.kind in WORKSPACE_KINDS for e in group.expectations)
 
     live = {"turn": 1, "calls": 0}
@@ -330,8 +326,13 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, b
             return None
 
         run = run_rpc(plan, sent, cfg.safeguards, before_first_turn=deliver, after_turn=after_turn, observe=watch)
+    active = _active_tools(gate.parent / "active-tools.jsonl")
+    record["registered_tools"] = active
+    mismatch = [a for a in active if sorted(a) != sorted(group.tools)]
     if veto:
         record.update(state="invalid", reason=veto[0])
+    elif mismatch:
+        record.update(state="invalid", reason=f"the host registered tools {sorted(mismatch[0])} but the group declares {sorted(group.tools)}")
     if observe:
         _persist_observations(observer_out, run_dir / "context-observations.json")
     if session_dir is not None and session_dir.exists():
@@ -342,6 +343,31 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, b
     if run.outcome == "cancelled":
         raise KeyboardInterrupt  # evidence is safe on disk; no queued subject may start
     return VariantOutcome(name, record["state"], record["reason"], run_dir)
+
+
+def _launch_plan(group: Group, host: HostInstallation, workspace: Path, agent_dir: Path, home: Path, skills: list[Path],
+                 extensions: list[Path], provider: str, model_id: str, session_dir: Path | None,
+                 inherited: Mapping[str, str], guard_config: Path, observer_out: Path) -> LaunchPlan:
+    """The launch of one variant; raises ``LaunchRefused`` for a value pi must not get."""
+    return LaunchPlan(
+        host=host,
+        mode=launch_mode(group.type == "description" and group.input_kind == "prompt", group.prompts),
+        workspace=workspace,
+        agent_dir=agent_dir,
+        home=home,
+        skills=tuple(skills),
+        extensions=tuple(extensions),
+        tools=group.tools,
+        provider=provider,
+        model=model_id,
+        thinking=group.model.thinking if group.model else None,
+        session_dir=session_dir,
+        prompts=group.prompts,
+        literal_env=group.runtime.environment.literal,
+        inherited_env=inherited,
+        extra_env=(("SKILL_EVAL_GUARD_CONFIG", str(guard_config)), ("SKILL_EVAL_OBSERVER_OUT", str(observer_out))),
+        compile_cache=None if os.environ.get("SKILL_EVAL_NO_COMPILE_CACHE") else cache_dir() / "node-compile-cache" / host.version,
+    )
 
 
 def resolve_skill_command(commands: list[dict[str, Any]], target_file: Path) -> tuple[str | None, str | None]:
@@ -424,6 +450,15 @@ def _persist_run(plan: LaunchPlan, run: HostRun, record: dict[str, Any], before:
     if secrets:
         redact_tree(run_dir, redact)
     evidence.write_atomic(run_dir / "run.json", redact(evidence.dump_json(record)))
+
+
+def _active_tools(source: Path) -> list[list[str]]:
+    """The tool sets pi had active before each model request, as the tool gate recorded them."""
+    import json
+
+    if not source.exists():
+        return []
+    return [list(json.loads(line)["active"]) for line in source.read_text(encoding="utf-8").splitlines() if line]
 
 
 def _persist_observations(source: Path, dest: Path) -> None:

@@ -5,6 +5,7 @@
     ├── PathEscapeError        a declared path is not a contained relative path
     ├── SourceError            a skill/context/fixture snapshot cannot be taken
     ├── HostError              the pi host cannot be found, installed or launched
+    ├── LaunchRefused          a launch would hand pi an argument or variable it must not get
     ├── ScriptError            a scripted-model script is malformed
     └── EvidenceError          evidence cannot be written or read back
 
@@ -65,6 +66,14 @@ class SourceError(SkillEvalError):
 
 class HostError(SkillEvalError):
     """The pi host is missing, too old, or could not be installed or started."""
+
+
+class LaunchRefused(SkillEvalError):
+    """A launch plan carries a value the host must not receive (the variant is invalid).
+
+    The loader rejects such definitions first; this is the launch layer's own check, so a
+    definition object built without the loader still cannot steer the host.
+    """
 
 
 class ScriptError(SkillEvalError):

@@ -9,12 +9,16 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Literal, Mapping, Sequence
+from typing import Any, Literal
 
+from ..envpolicy import reserved_reason
+from ..errors import LaunchRefused
 from .install import HostInstallation
 
 #: Settings pinned in every private agent dir (see reference: retries would re-run turns).
@@ -29,6 +33,23 @@ PINNED_SETTINGS: dict[str, Any] = {
 }
 
 Mode = Literal["json", "rpc"]
+
+#: What the launch accepts as a tool name. pi splits ``--tools`` on commas, trims, and reads
+#: ``+name``/``-name`` as modifiers and ``*`` as a pattern, and offers no escaping, so every
+#: name is checked before the list is joined; anything else is refused, never escaped.
+TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
+
+
+def launch_mode(description_prompt: bool, prompts: Sequence[str]) -> Mode:
+    """JSON mode for a one-prompt description group, RPC otherwise.
+
+    In JSON mode the prompt is a command-line argument, and pi reads a positional argument
+    starting with ``@`` as a file to attach, even after ``--``: such a prompt is sent over
+    RPC instead, where pi takes it as text.
+    """
+    if description_prompt and len(prompts) == 1 and not prompts[0].startswith("@"):
+        return "json"
+    return "rpc"
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,6 +75,20 @@ class LaunchPlan:
     #: node's compile cache for pi's own bundle, shared across runs (None: disabled)
     compile_cache: Path | None = None
 
+    def __post_init__(self) -> None:
+        for tool in self.tools:
+            if not TOOL_NAME.fullmatch(tool):
+                raise LaunchRefused(f"tool name {tool!r} is not a plain identifier (letters, digits, '_' or '-')")
+        if len(set(self.tools)) != len(self.tools):
+            raise LaunchRefused(f"tool list {list(self.tools)!r} names a tool twice")
+        if self.mode == "json" and any(p.startswith("@") for p in self.prompts):
+            raise LaunchRefused("a prompt starting with '@' would be read by pi as a file to attach")
+        user_names = [name for name, _ in self.literal_env] + list(self.inherited_env)
+        for name in user_names:
+            why = reserved_reason(name)
+            if why is not None:
+                raise LaunchRefused(f"environment variable {name!r} is reserved ({why})")
+
     def argv(self) -> list[str]:
         args = [
             "--mode", self.mode, "--offline", "--no-approve",
@@ -69,11 +104,26 @@ class LaunchPlan:
             args += ["--skill", str(skill)]
         args += ["--tools", ",".join(self.tools)] if self.tools else ["--no-tools"]
         if self.mode == "json":
-            args += list(self.prompts)
+            # after "--" every argument is a message, however it starts
+            args += ["--", *self.prompts]
         return self.host.argv(*args)
 
     def env(self) -> dict[str, str]:
-        """The child's whole environment: a small baseline plus declared values only."""
+        """The child's whole environment: declared values, then the evaluator's own on top.
+
+        Reserved names never come from a definition (the loader and ``__post_init__``
+        refuse them); should one get here anyway it is dropped, and every value the
+        evaluator sets is applied last, so it always wins.
+        """
+        env = {
+            name: value
+            for name, value in (*self.literal_env, *self.inherited_env.items())
+            if reserved_reason(name) is None
+        }
+        env.update(self._own_env())
+        return env
+
+    def _own_env(self) -> dict[str, str]:
         env = {
             # node 22 first, so anything the host spawns runs on the same runtime
             "PATH": os.pathsep.join([str(self.host.bin_dir), "/usr/local/bin", "/usr/bin", "/bin"]),
@@ -92,8 +142,6 @@ class LaunchPlan:
         else:
             env["NODE_DISABLE_COMPILE_CACHE"] = "1"
         env.update(self.extra_env)
-        env.update(self.literal_env)
-        env.update(self.inherited_env)
         return env
 
     def redacted_env(self) -> dict[str, str]:
@@ -131,6 +179,22 @@ def write_agent_config(
 def bundled_extension(name: str) -> Path:
     """Path of an extension shipped in this package (e.g. ``guard.mjs``)."""
     return Path(str(resources.files("pytest_skill_eval.host") / "extensions" / name))
+
+
+def write_tool_gate(directory: Path, tools: Sequence[str]) -> Path:
+    """This variant's copy of the tool gate, with the declared tool list written into it.
+
+    The gate records the active tools beside itself, so *directory* must lie outside the
+    workspace (the guard keeps the subject out of it).
+    """
+    for tool in tools:
+        if not TOOL_NAME.fullmatch(tool):
+            raise LaunchRefused(f"tool name {tool!r} is not a plain identifier (letters, digits, '_' or '-')")
+    source = bundled_extension("tool-gate.mjs").read_text(encoding="utf-8")
+    directory.mkdir(parents=True, exist_ok=True)
+    target = directory / "tool-gate.mjs"
+    target.write_text(source.replace("/*DECLARED*/[]", json.dumps(list(tools))), encoding="utf-8")
+    return target
 
 
 def allowed_roots_config(workspace: Path, read_roots: Sequence[Path]) -> dict[str, Any]:

@@ -28,7 +28,18 @@ GROUP_FIELDS = (
 KINDS = '"skill-read", "resource-read", "path", "changed-paths", "file-text", "json", "response-text", "tool-call", "context-text"'
 BODY_TOOLS = 'one of "read", "write", "edit" (custom tools need a runtime extension bundle)'
 DESCRIPTION_TOOLS = '"read" (description groups allow no tools or only "read")'
-RESERVED = "expected a name the evaluator does not control, found {} (a launch-control or loader variable)"
+RESERVED = "expected a name the evaluator does not control, found {} ({} are reserved: {})"
+BASELINE = ("PATH, HOME, TMPDIR, LANG, LC_*, XDG_*",
+            "the host-runtime baseline the evaluator supplies itself (private HOME and temp dir, fixed locale)")
+NODE = ("NODE_*, NPM_CONFIG_*, UV_*, UNDICI_*, JITI_*, COREPACK_*",
+        "node's runtime, module loading and fetch, and the loader pi uses for extensions")
+LOADER = ("LD_*, DYLD_*, GLIBC_TUNABLES", "the dynamic loader")
+PI = ("PI_*", "pi's loading, paths, agent dir, offline mode and telemetry")
+EVALUATOR = ("SKILL_EVAL_*", "the evaluator's own settings and the configuration of its guard and observer")
+RUNTIMES = ("PYTHON*, PERL*, RUBY*, GEM_*, LUA_*, JAVA_TOOL_OPTIONS, CLASSPATH, shell start-up files",
+            "a language runtime's or shell's module loading and start-up code")
+ENDPOINTS = ("*_PROXY, *_BASE_URL, *_ENDPOINT*, TLS trust stores, cloud metadata hosts",
+             "where providers' requests go and which servers they trust")
 SECRET = (
     'expected a non-secret name (literal values are recorded in evidence; pass secrets with "inherit"), '
     "found {} containing {}"
@@ -238,19 +249,37 @@ CASES = [
     case("literal-value-number", "runtime", {"/runtime/environment/literal/PROBE_MODE": 1}, "/runtime/environment/literal/PROBE_MODE: expected a string value, found 1"),
     case("literal-name-syntax", "runtime", {"/runtime/environment/literal/PROBE-MODE": "x"},
          f'/runtime/environment/literal/PROBE-MODE: expected {ENV_NAME}, found "PROBE-MODE"'),
-    case("literal-path", "runtime", {"/runtime/environment/literal/PATH": "/usr/bin"}, "/runtime/environment/literal/PATH: " + RESERVED.format('"PATH"')),
-    case("literal-home-lowercase", "runtime", {"/runtime/environment/literal/home": "/tmp"}, "/runtime/environment/literal/home: " + RESERVED.format('"home"')),
+    case("literal-path", "runtime", {"/runtime/environment/literal/PATH": "/usr/bin"}, "/runtime/environment/literal/PATH: " + RESERVED.format('"PATH"', *BASELINE)),
+    case("literal-home-lowercase", "runtime", {"/runtime/environment/literal/home": "/tmp"}, "/runtime/environment/literal/home: " + RESERVED.format('"home"', *BASELINE)),
     case("literal-node-options", "runtime", {"/runtime/environment/literal/NODE_OPTIONS": "--require x"},
-         "/runtime/environment/literal/NODE_OPTIONS: " + RESERVED.format('"NODE_OPTIONS"')),
-    case("literal-ld-preload", "runtime", {"/runtime/environment/literal/LD_PRELOAD": "x.so"}, "/runtime/environment/literal/LD_PRELOAD: " + RESERVED.format('"LD_PRELOAD"')),
+         "/runtime/environment/literal/NODE_OPTIONS: " + RESERVED.format('"NODE_OPTIONS"', *NODE)),
+    case("literal-ld-preload", "runtime", {"/runtime/environment/literal/LD_PRELOAD": "x.so"}, "/runtime/environment/literal/LD_PRELOAD: " + RESERVED.format('"LD_PRELOAD"', *LOADER)),
     case("literal-dyld", "runtime", {"/runtime/environment/literal/DYLD_INSERT_LIBRARIES": "x.dylib"},
-         "/runtime/environment/literal/DYLD_INSERT_LIBRARIES: " + RESERVED.format('"DYLD_INSERT_LIBRARIES"')),
+         "/runtime/environment/literal/DYLD_INSERT_LIBRARIES: " + RESERVED.format('"DYLD_INSERT_LIBRARIES"', *LOADER)),
     case("inherit-agent-dir", "runtime", {"/runtime/environment/inherit": ["PI_CODING_AGENT_DIR"]},
-         "/runtime/environment/inherit/0: " + RESERVED.format('"PI_CODING_AGENT_DIR"')),
-    case("inherit-pythonpath", "runtime", {"/runtime/environment/inherit": ["PYTHONPATH"]}, "/runtime/environment/inherit/0: " + RESERVED.format('"PYTHONPATH"')),
+         "/runtime/environment/inherit/0: " + RESERVED.format('"PI_CODING_AGENT_DIR"', *PI)),
+    case("inherit-pythonpath", "runtime", {"/runtime/environment/inherit": ["PYTHONPATH"]}, "/runtime/environment/inherit/0: " + RESERVED.format('"PYTHONPATH"', *RUNTIMES)),
     case("inherit-ld-library-path", "runtime", {"/runtime/environment/inherit": ["LD_LIBRARY_PATH"]},
-         "/runtime/environment/inherit/0: " + RESERVED.format('"LD_LIBRARY_PATH"')),
-    case("inherit-node-path", "runtime", {"/runtime/environment/inherit": ["NODE_PATH"]}, "/runtime/environment/inherit/0: " + RESERVED.format('"NODE_PATH"')),
+         "/runtime/environment/inherit/0: " + RESERVED.format('"LD_LIBRARY_PATH"', *LOADER)),
+    case("inherit-node-path", "runtime", {"/runtime/environment/inherit": ["NODE_PATH"]}, "/runtime/environment/inherit/0: " + RESERVED.format('"NODE_PATH"', *NODE)),
+    case("literal-guard-config", "runtime", {"/runtime/environment/literal/SKILL_EVAL_GUARD_CONFIG": "open.json"},
+         "/runtime/environment/literal/SKILL_EVAL_GUARD_CONFIG: " + RESERVED.format('"SKILL_EVAL_GUARD_CONFIG"', *EVALUATOR)),
+    case("literal-observer-out", "runtime", {"/runtime/environment/literal/skill_eval_observer_out": "x"},
+         "/runtime/environment/literal/skill_eval_observer_out: " + RESERVED.format('"skill_eval_observer_out"', *EVALUATOR)),
+    case("literal-compile-cache", "runtime", {"/runtime/environment/literal/NODE_COMPILE_CACHE": "/tmp/c"},
+         "/runtime/environment/literal/NODE_COMPILE_CACHE: " + RESERVED.format('"NODE_COMPILE_CACHE"', *NODE)),
+    case("literal-jiti", "runtime", {"/runtime/environment/literal/JITI_ALIAS": "{}"},
+         "/runtime/environment/literal/JITI_ALIAS: " + RESERVED.format('"JITI_ALIAS"', *NODE)),
+    case("literal-perl5opt", "runtime", {"/runtime/environment/literal/PERL5OPT": "-Mx"},
+         "/runtime/environment/literal/PERL5OPT: " + RESERVED.format('"PERL5OPT"', *RUNTIMES)),
+    case("literal-lc-all", "runtime", {"/runtime/environment/literal/LC_ALL": "C"},
+         "/runtime/environment/literal/LC_ALL: " + RESERVED.format('"LC_ALL"', *BASELINE)),
+    case("literal-proxy-lowercase", "runtime", {"/runtime/environment/literal/https_proxy": "http://127.0.0.1:1"},
+         "/runtime/environment/literal/https_proxy: " + RESERVED.format('"https_proxy"', *ENDPOINTS)),
+    case("inherit-base-url", "runtime", {"/runtime/environment/inherit": ["OPENAI_BASE_URL"]},
+         "/runtime/environment/inherit/0: " + RESERVED.format('"OPENAI_BASE_URL"', *ENDPOINTS)),
+    case("inherit-offline", "runtime", {"/runtime/environment/inherit": ["PI_OFFLINE"]},
+         "/runtime/environment/inherit/0: " + RESERVED.format('"PI_OFFLINE"', *PI)),
     case("inherit-name-syntax", "runtime", {"/runtime/environment/inherit": ["1PASS"]}, f'/runtime/environment/inherit/0: expected {ENV_NAME}, found "1PASS"'),
     case("inherit-string", "runtime", {"/runtime/environment/inherit": "OPENAI_API_KEY"},
          '/runtime/environment/inherit: expected an array of environment names, found "OPENAI_API_KEY"'),

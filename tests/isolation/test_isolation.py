@@ -188,17 +188,17 @@ def test_resource_changed_during_the_run_makes_the_variant_invalid(root: pytest.
 
 def test_inherited_secret_never_lands_in_evidence(root: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
     secret = "s3cr3t-value-that-must-not-leak-4711"
-    monkeypatch.setenv("SKILL_EVAL_TEST_SECRET", secret)
+    monkeypatch.setenv("EVAL_TEST_SECRET", secret)
     _write(root.path / "ext" / "leak.mjs",
            "import fs from 'node:fs';\n"
            "export default function (pi) { pi.on('before_agent_start', async (event, ctx) => {\n"
-           "  console.error('leaking ' + process.env.SKILL_EVAL_TEST_SECRET);\n"
-           "  fs.writeFileSync('leak.txt', process.env.SKILL_EVAL_TEST_SECRET);\n"
+           "  console.error('leaking ' + process.env.EVAL_TEST_SECRET);\n"
+           "  fs.writeFileSync('leak.txt', process.env.EVAL_TEST_SECRET);\n"
            "}); }\n")
     group = _group("secret", prompts=["Go."], tools=["read"], type_="description",
                    baseline=_variant([], None), candidate=_variant(["skills/target"], 0),
                    runtime={"host": "pi", "session": False, "extensions": [{"entry": "ext/leak.mjs", "resources": ["ext"]}],
-                            "environment": {"literal": {"PROBE_MODE": "on"}, "inherit": ["SKILL_EVAL_TEST_SECRET"]}})
+                            "environment": {"literal": {"PROBE_MODE": "on"}, "inherit": ["EVAL_TEST_SECRET"]}})
     result, gdir = _run(root, group, _script([{"tool_calls": [{"name": "read", "arguments": {"path": "leak.txt"}}]}, {"text": "ok"}]))
     result.assert_outcomes(passed=1)
     evidence_root = root.path / ".skill-eval"
@@ -206,19 +206,19 @@ def test_inherited_secret_never_lands_in_evidence(root: pytest.Pytester, monkeyp
     assert leaks == []
     assert "leaking <redacted>" in (gdir / "candidate" / "stderr.txt").read_text()
     env = _run_json(gdir, "candidate")["env"]
-    assert env["PROBE_MODE"] == "on" and env["SKILL_EVAL_TEST_SECRET"] == "<inherited, not recorded>"
+    assert env["PROBE_MODE"] == "on" and env["EVAL_TEST_SECRET"] == "<inherited, not recorded>"
     assert secret not in result.stdout.str() + result.stderr.str()
 
 
 def test_missing_inherited_variable_makes_the_variant_invalid(root: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.delenv("SKILL_EVAL_TEST_UNSET", raising=False)
+    monkeypatch.delenv("EVAL_TEST_UNSET", raising=False)
     group = _group("missing-env", prompts=["Go."], tools=["read"], type_="description",
                    baseline=_variant([], None), candidate=_variant(["skills/target"], 0),
                    runtime={"host": "pi", "session": False, "extensions": [],
-                            "environment": {"literal": {}, "inherit": ["SKILL_EVAL_TEST_UNSET"]}})
+                            "environment": {"literal": {}, "inherit": ["EVAL_TEST_UNSET"]}})
     result, gdir = _run(root, group, _script([{"text": "ok"}]))
     result.assert_outcomes(errors=1)
-    assert _run_json(gdir, "baseline")["reason"] == "inherited environment variable(s) not set: SKILL_EVAL_TEST_UNSET"
+    assert _run_json(gdir, "baseline")["reason"] == "inherited environment variable(s) not set: EVAL_TEST_UNSET"
 
 
 def test_git_ref_variant_sees_the_committed_skill_not_the_working_tree(root: pytest.Pytester) -> None:
