@@ -351,7 +351,7 @@ def _launch_plan(group: Group, host: HostInstallation, workspace: Path, agent_di
     """The launch of one variant; raises ``LaunchRefused`` for a value pi must not get."""
     return LaunchPlan(
         host=host,
-        mode=launch_mode(group.type == "description" and group.input_kind == "prompt", group.prompts),
+        mode=launch_mode(group.type == "description", group.prompts),
         workspace=workspace,
         agent_dir=agent_dir,
         home=home,

@@ -36,12 +36,23 @@ class SkillEvalError(Exception):
     """Base class of every error this package raises on purpose."""
 
 
-@dataclass(frozen=True, slots=True, order=True)
+@dataclass(frozen=True, slots=True)
 class Problem:
-    """One violation in one definition file, located by a JSON pointer."""
+    """One violation in one definition file, located by a JSON pointer.
+
+    Problems sort by pointer segment, array indexes as numbers (``/expectations/2``
+    before ``/expectations/10``), then by message.
+    """
 
     pointer: str
     message: str
+
+    def sort_key(self) -> tuple[tuple[tuple[int, int, str], ...], str]:
+        segments = self.pointer.split("/")[1:] if self.pointer else []
+        return tuple((0, int(s), "") if s.isdigit() and s.isascii() else (1, 0, s) for s in segments), self.message
+
+    def __lt__(self, other: Problem) -> bool:
+        return self.sort_key() < other.sort_key()
 
     def render(self, file: str) -> str:
         return f"{file}: {self.pointer or '/'}: {self.message}"
@@ -52,7 +63,7 @@ class DefinitionError(SkillEvalError):
 
     def __init__(self, file: str, problems: list[Problem] | tuple[Problem, ...]) -> None:
         self.file = file
-        self.problems = tuple(sorted(problems))
+        self.problems = tuple(sorted(problems, key=Problem.sort_key))
         super().__init__("\n".join(p.render(file) for p in self.problems))
 
 

@@ -179,3 +179,16 @@ def test_declared_tools_are_read_back_from_the_host(root: pytest.Pytester) -> No
     run = _run_json(gdir, "candidate")
     assert run["state"] == "complete", run["reason"]
     assert run["registered_tools"] == [["read", "write"]]
+
+
+@pytest.mark.pi
+@pytest.mark.parametrize("input_", [{"prompt": "Go."}, {"turns": ["Go."]}])
+def test_one_turn_description_groups_run_in_json_mode_however_written(root: pytest.Pytester, input_: dict[str, object]) -> None:
+    group = _group("one-turn", type_="description", prompts=["Go."], tools=["read"],
+                   baseline=_variant(["skills/target"], None), candidate=_variant(["skills/target"], 0))
+    group["input"] = input_
+    _, gdir = _run(root, group, _script([{"text": "done"}]), "--skill-eval-variant", "candidate")
+    run = _run_json(gdir, "candidate")
+    assert run["state"] == "complete", run["reason"]
+    assert run["mode"] == "json"
+    assert run["argv"][-2:] == ["--", "Go."]
