@@ -20,7 +20,7 @@ from .definitions import VARIANTS, Group, Suite, Variant, VariantName
 from .errors import HostError, ScriptError, SkillEvalError, SourceError
 from .host.driver import HostRun, Safeguards, run_json, run_rpc
 from .host.install import HostInstallation, cache_dir
-from .host.launch import LaunchPlan, allowed_roots_config, bundled_extension, write_agent_config
+from .host.launch import LaunchPlan, allowed_roots_config, configured_extension, write_agent_config
 from .host.protocol import build_turn, registered_context, registered_skills, turn_to_json, usage_totals
 from .isolation import (
     InvalidVariant,
@@ -264,11 +264,15 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, b
     bundle_entries = [extension_root / str(i) / b.entry for i, b in enumerate(group.runtime.extensions)]
     resources = skills + contexts + ([extension_root] if bundles.exists() else [])
     before = {str(p): evidence.fingerprint_tree(p) for p in resources}
-    guard_config = base / "guard.json"
-    evidence.write_json(guard_config, {**allowed_roots_config(workspace, skills + contexts), "context": contexts_text})
     observe = any(e.kind == "context-text" for e in group.expectations)
     observer_out = base / "observations.jsonl"
-    extensions = [bundled_extension("guard.mjs"), *bundle_entries] + ([bundled_extension("observer.mjs")] if observe else [])
+    # configuration is inlined into per-variant copies of the extensions, outside the workspace
+    host_ext = base / "host-extensions"
+    private = [os.path.realpath(p) for p in (host_ext, agent_dir, home, observer_out)]
+    guard_config = {**allowed_roots_config(workspace, skills + contexts), "deny": private, "context": contexts_text}
+    extensions = [configured_extension("guard.mjs", host_ext, guard_config), *bundle_entries]
+    if observe:
+        extensions.append(configured_extension("observer.mjs", host_ext, {"out": str(observer_out)}))
     write_agent_config(agent_dir, home, providers, user_models=cfg.user_models, auth_file=cfg.auth_file)
     session_dir = base / "session" if group.runtime.session else None
     plan = LaunchPlan(
@@ -287,7 +291,6 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, b
         prompts=group.prompts,
         literal_env=group.runtime.environment.literal,
         inherited_env=inherited,
-        extra_env=(("SKILL_EVAL_GUARD_CONFIG", str(guard_config)), ("SKILL_EVAL_OBSERVER_OUT", str(observer_out))),
         compile_cache=None if os.environ.get("SKILL_EVAL_NO_COMPILE_CACHE") else cache_dir() / "node-compile-cache" / host.version,
     )
     turn_scoped = any(e.turn is not None and e.variant == name and e.kind in WORKSPACE_KINDS for e in group.expectations)

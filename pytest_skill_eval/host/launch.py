@@ -133,6 +133,33 @@ def bundled_extension(name: str) -> Path:
     return Path(str(resources.files("pytest_skill_eval.host") / "extensions" / name))
 
 
+#: Where each template extension takes its inlined configuration (see guard.mjs).
+_CONFIG_SLOTS = {"guard.mjs": "/*SKILL_EVAL_GUARD_CONFIG*/ null", "observer.mjs": "/*SKILL_EVAL_OBSERVER_CONFIG*/ null"}
+#: Modules a configured extension imports from beside itself.
+_COMPANIONS = {"guard.mjs": ("guard-paths.mjs",)}
+
+
+def configured_extension(name: str, dest: Path, config: Mapping[str, Any]) -> Path:
+    """Write a copy of bundled extension ``name`` into ``dest`` with ``config`` inlined.
+
+    The configuration becomes a JSON literal in the module itself (ASCII-only JSON is a
+    valid JavaScript expression), so nothing the subject controls, neither an
+    environment variable nor a file path, can redirect or replace it. ``dest`` must lie
+    outside the workspace.
+    """
+    template = bundled_extension(name).read_text(encoding="utf-8")
+    slot = _CONFIG_SLOTS[name]
+    if template.count(slot) != 1:
+        raise RuntimeError(f"bundled extension {name} has no single configuration slot")
+    dest.mkdir(parents=True, exist_ok=True)
+    for companion in _COMPANIONS.get(name, ()):
+        shutil.copyfile(bundled_extension(companion), dest / companion)
+    literal = json.dumps(config, ensure_ascii=True, sort_keys=True)
+    target = dest / name
+    target.write_text(template.replace(slot, literal), encoding="utf-8")
+    return target
+
+
 def allowed_roots_config(workspace: Path, read_roots: Sequence[Path]) -> dict[str, Any]:
     """The guard's configuration: where reads and writes may land (canonical paths)."""
     return {
