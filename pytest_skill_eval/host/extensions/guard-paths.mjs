@@ -92,7 +92,9 @@ export function inside(p, root) {
  */
 export function decide(tool, input, config, cwds, home = os.homedir()) {
   const raw = input?.path;
-  const shown = typeof raw === "string" ? JSON.stringify(raw) : `<${typeof raw}>`;
+  // printable ASCII as given (the message format evidence views show); anything else quoted,
+  // so invisible or control characters in the attempted path stay visible
+  const shown = typeof raw !== "string" ? `<${typeof raw}>` : /^[\x20-\x7e]*$/.test(raw) ? raw : JSON.stringify(raw);
   try {
     const bases = [...new Set(cwds.filter((c) => c))];
     if (bases.length === 0) throw new Uncertain("the working directory is unknown");
