@@ -23,7 +23,7 @@ from .host.install import HostInstallation, cache_dir
 from .host.launch import (
     LaunchPlan,
     allowed_roots_config,
-    bundled_extension,
+    configured_extension,
     launch_mode,
     write_agent_config,
     write_tool_gate,
@@ -271,17 +271,22 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, b
     bundle_entries = [extension_root / str(i) / b.entry for i, b in enumerate(group.runtime.extensions)]
     resources = skills + contexts + ([extension_root] if bundles.exists() else [])
     before = {str(p): evidence.fingerprint_tree(p) for p in resources}
-    guard_config = base / "guard.json"
-    evidence.write_json(guard_config, {**allowed_roots_config(workspace, skills + contexts), "context": contexts_text})
     observe = any(e.kind == "context-text" for e in group.expectations)
     observer_out = base / "observations.jsonl"
+    # configuration is inlined into per-variant copies of the extensions, outside the workspace
+    host_ext = base / "host-extensions"
+    gate_dir = base / "tool-gate"
+    private = [os.path.realpath(p) for p in (host_ext, gate_dir, agent_dir, home, observer_out)]
+    guard_config = {**allowed_roots_config(workspace, skills + contexts), "deny": private, "context": contexts_text}
     write_agent_config(agent_dir, home, providers, user_models=cfg.user_models, auth_file=cfg.auth_file)
     session_dir = base / "session" if group.runtime.session else None
     try:
-        gate = write_tool_gate(base / "tool-gate", group.tools)
-        extensions = [bundled_extension("guard.mjs"), gate, *bundle_entries] + ([bundled_extension("observer.mjs")] if observe else [])
+        gate = write_tool_gate(gate_dir, group.tools)
+        extensions = [configured_extension("guard.mjs", host_ext, guard_config), gate, *bundle_entries]
+        if observe:
+            extensions.append(configured_extension("observer.mjs", host_ext, {"out": str(observer_out)}))
         plan = _launch_plan(group, host, workspace, agent_dir, home, skills, extensions, provider, model_id, session_dir,
-                            inherited, guard_config, observer_out)
+                            inherited)
     except LaunchRefused as exc:
         record["reason"] = f"launch refused: {exc}"
         evidence.write_json(run_dir / "run.json", record)
@@ -347,7 +352,7 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, b
 
 def _launch_plan(group: Group, host: HostInstallation, workspace: Path, agent_dir: Path, home: Path, skills: list[Path],
                  extensions: list[Path], provider: str, model_id: str, session_dir: Path | None,
-                 inherited: Mapping[str, str], guard_config: Path, observer_out: Path) -> LaunchPlan:
+                 inherited: Mapping[str, str]) -> LaunchPlan:
     """The launch of one variant; raises ``LaunchRefused`` for a value pi must not get."""
     return LaunchPlan(
         host=host,
@@ -365,7 +370,6 @@ def _launch_plan(group: Group, host: HostInstallation, workspace: Path, agent_di
         prompts=group.prompts,
         literal_env=group.runtime.environment.literal,
         inherited_env=inherited,
-        extra_env=(("SKILL_EVAL_GUARD_CONFIG", str(guard_config)), ("SKILL_EVAL_OBSERVER_OUT", str(observer_out))),
         compile_cache=None if os.environ.get("SKILL_EVAL_NO_COMPILE_CACHE") else cache_dir() / "node-compile-cache" / host.version,
     )
 

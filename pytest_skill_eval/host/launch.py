@@ -71,7 +71,6 @@ class LaunchPlan:
     prompts: tuple[str, ...] = ()
     literal_env: tuple[tuple[str, str], ...] = ()
     inherited_env: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
-    extra_env: tuple[tuple[str, str], ...] = ()
     #: node's compile cache for pi's own bundle, shared across runs (None: disabled)
     compile_cache: Path | None = None
 
@@ -141,7 +140,6 @@ class LaunchPlan:
             env["NODE_COMPILE_CACHE"] = str(self.compile_cache)
         else:
             env["NODE_DISABLE_COMPILE_CACHE"] = "1"
-        env.update(self.extra_env)
         return env
 
     def redacted_env(self) -> dict[str, str]:
@@ -194,6 +192,33 @@ def write_tool_gate(directory: Path, tools: Sequence[str]) -> Path:
     directory.mkdir(parents=True, exist_ok=True)
     target = directory / "tool-gate.mjs"
     target.write_text(source.replace("/*DECLARED*/[]", json.dumps(list(tools))), encoding="utf-8")
+    return target
+
+
+#: Where each template extension takes its inlined configuration (see guard.mjs).
+_CONFIG_SLOTS = {"guard.mjs": "/*SKILL_EVAL_GUARD_CONFIG*/ null", "observer.mjs": "/*SKILL_EVAL_OBSERVER_CONFIG*/ null"}
+#: Modules a configured extension imports from beside itself.
+_COMPANIONS = {"guard.mjs": ("guard-paths.mjs",)}
+
+
+def configured_extension(name: str, dest: Path, config: Mapping[str, Any]) -> Path:
+    """Write a copy of bundled extension ``name`` into ``dest`` with ``config`` inlined.
+
+    The configuration becomes a JSON literal in the module itself (ASCII-only JSON is a
+    valid JavaScript expression), so nothing the subject controls, neither an
+    environment variable nor a file path, can redirect or replace it. ``dest`` must lie
+    outside the workspace.
+    """
+    template = bundled_extension(name).read_text(encoding="utf-8")
+    slot = _CONFIG_SLOTS[name]
+    if template.count(slot) != 1:
+        raise RuntimeError(f"bundled extension {name} has no single configuration slot")
+    dest.mkdir(parents=True, exist_ok=True)
+    for companion in _COMPANIONS.get(name, ()):
+        shutil.copyfile(bundled_extension(companion), dest / companion)
+    literal = json.dumps(config, ensure_ascii=True, sort_keys=True)
+    target = dest / name
+    target.write_text(template.replace(slot, literal), encoding="utf-8")
     return target
 
 

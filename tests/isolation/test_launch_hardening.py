@@ -63,14 +63,14 @@ def test_reserved_names_are_refused_by_the_launch_layer(tmp_path: Path, pi_host:
 
 def test_the_evaluators_own_values_win_even_if_the_check_is_skipped(tmp_path: Path, pi_host: HostInstallation) -> None:
     """A caller that mutates a checked plan still cannot hand pi a reserved name."""
-    plan = _plan(tmp_path, pi_host, literal_env=(("PROBE_MODE", "on"),), extra_env=(("SKILL_EVAL_MARK", "evaluator"),))
-    object.__setattr__(plan, "literal_env", (("PROBE_MODE", "on"), ("SKILL_EVAL_MARK", "subject"),
+    plan = _plan(tmp_path, pi_host, literal_env=(("PROBE_MODE", "on"),))
+    object.__setattr__(plan, "literal_env", (("PROBE_MODE", "on"), ("PI_OFFLINE", "0"),
                                              ("SKILL_EVAL_GUARD_CONFIG", "/tmp/open.json"), ("NODE_OPTIONS", "--require /tmp/x.js"),
                                              ("HOME", "/root"), ("PI_CODING_AGENT_DIR", "/root/.pi/agent")))
     object.__setattr__(plan, "inherited_env", {"LD_PRELOAD": "/tmp/x.so", "PATH": "/tmp/evil"})
     env = plan.env()
     assert env["PROBE_MODE"] == "on"
-    assert env["SKILL_EVAL_MARK"] == "evaluator"
+    assert env["PI_OFFLINE"] == "1"
     assert env["HOME"] == str(tmp_path / "home") and env["PI_CODING_AGENT_DIR"] == str(tmp_path / "agent")
     assert env["PATH"].startswith(str(pi_host.bin_dir))
     for name in ("SKILL_EVAL_GUARD_CONFIG", "NODE_OPTIONS", "LD_PRELOAD"):

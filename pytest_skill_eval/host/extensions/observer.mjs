@@ -3,12 +3,15 @@
 // Per declared turn (one before_agent_start each) it records the chained system prompt
 // as every earlier extension left it, and for each model request the provider-neutral
 // `context` message projection, numbered from 1 within the turn. Records are appended
-// as JSON lines to SKILL_EVAL_OBSERVER_OUT.
+// as JSON lines to the output file. This file is a template: the engine writes a
+// per-variant copy with the output path inlined below (never taken from the environment).
 import fs from "node:fs";
 
-const out = process.env.SKILL_EVAL_OBSERVER_OUT;
+const config = /*SKILL_EVAL_OBSERVER_CONFIG*/ null;
 
 export default function observer(pi) {
+  if (config === null) throw new Error("skill-eval observer: no configuration");
+  const out = config.out;
   let turn = 0;
   let request = 0;
   let systemPrompt = "";
