@@ -38,6 +38,8 @@ Mode = Literal["json", "rpc"]
 #: ``+name``/``-name`` as modifiers and ``*`` as a pattern, and offers no escaping, so every
 #: name is checked before the list is joined; anything else is refused, never escaped.
 TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
+#: pi's native tools that take paths or commands the guard does not judge.
+UNGUARDED_NATIVE_TOOLS: frozenset[str] = frozenset({"bash", "powershell", "grep", "find", "ls"})
 
 
 def launch_mode(description_prompt: bool, prompts: Sequence[str]) -> Mode:
@@ -78,6 +80,9 @@ class LaunchPlan:
         for tool in self.tools:
             if not TOOL_NAME.fullmatch(tool):
                 raise LaunchRefused(f"tool name {tool!r} is not a plain identifier (letters, digits, '_' or '-')")
+        unguarded = sorted(UNGUARDED_NATIVE_TOOLS.intersection(self.tools))
+        if unguarded:
+            raise LaunchRefused(f"native tool(s) {unguarded} would run unguarded")
         if len(set(self.tools)) != len(self.tools):
             raise LaunchRefused(f"tool list {list(self.tools)!r} names a tool twice")
         if self.mode == "json" and any(p.startswith("@") for p in self.prompts):

@@ -46,6 +46,12 @@ def test_tool_names_that_pi_would_split_or_expand_are_refused(tmp_path: Path, pi
         write_tool_gate(tmp_path / "gate", ("read", tool))
 
 
+@pytest.mark.parametrize("tool", ["bash", "ls", "grep", "find", "powershell"])
+def test_native_tools_the_guard_cannot_judge_are_refused(tmp_path: Path, pi_host: HostInstallation, tool: str) -> None:
+    with pytest.raises(LaunchRefused, match="unguarded"):
+        _plan(tmp_path, pi_host, tools=("read", tool))
+
+
 def test_duplicate_tool_names_are_refused(tmp_path: Path, pi_host: HostInstallation) -> None:
     with pytest.raises(LaunchRefused, match="twice"):
         _plan(tmp_path, pi_host, tools=("read", "read"))
