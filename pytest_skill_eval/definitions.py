@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from .errors import DefinitionError, PathEscapeError, Problem, SkillEvalError, json_text
-from .paths import check_relative, contain_path, unsafe_character
+from .paths import check_relative, contain_path
 
 if TYPE_CHECKING:  # jsonschema is imported on first validation: plain pytest runs never pay for it
     import jsonschema
@@ -60,6 +60,7 @@ __all__ = [
     "check_suite_document",
     "check_suite_group_ids",
     "definition_kind",
+    "file_kind",
     "load_definition",
     "load_group",
     "load_suite",
@@ -286,7 +287,8 @@ _FILE_KINDS = (
 )
 
 
-def _file_kind(mode: int) -> str:
+def file_kind(mode: int) -> str:
+    """How messages name a non-regular file of ``st_mode`` *mode* ("a FIFO (named pipe)", …)."""
     return next((name for test, name in _FILE_KINDS if test(mode)), "a special file")
 
 
@@ -294,13 +296,13 @@ def _read_regular(path: Path) -> bytes:
     """The bytes of *path* if it is a regular file; raises _NotRegular naming what it is."""
     mode = os.stat(path).st_mode
     if not stat.S_ISREG(mode):
-        raise _NotRegular(_file_kind(mode))
+        raise _NotRegular(file_kind(mode))
     # O_NONBLOCK: should the file be swapped for a FIFO after the stat, open() cannot block.
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     with os.fdopen(fd, "rb") as handle:
         mode = os.fstat(handle.fileno()).st_mode
         if not stat.S_ISREG(mode):
-            raise _NotRegular(_file_kind(mode))
+            raise _NotRegular(file_kind(mode))
         return handle.read()
 
 
@@ -536,7 +538,7 @@ def _suite_from_document(path: Path, doc: dict[str, Any], root: Path) -> Suite:
             problems.append(
                 Problem(
                     f"/groups/{index}",
-                    f"expected an existing group definition file, found {_quote(ref)} naming {_file_kind(mode)}",
+                    f"expected an existing group definition file, found {_quote(ref)} naming {file_kind(mode)}",
                 )
             )
     if problems:

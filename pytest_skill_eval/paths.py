@@ -30,10 +30,10 @@ from .errors import PathEscapeError, json_text
 __all__ = [
     "MAX_SEGMENT_BYTES",
     "check_relative",
-    "unsafe_character",
     "contain_path",
     "normalize_relative",
     "resolve_within",
+    "unsafe_character",
 ]
 
 # Windows drive prefixes (``C:``, ``c:foo``) mean "absolute" to a Windows reader
