@@ -22,6 +22,8 @@ import functools
 import json
 import os
 import posixpath
+import re
+import stat
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
@@ -57,6 +59,7 @@ __all__ = [
     "check_suite_document",
     "check_suite_group_ids",
     "definition_kind",
+    "file_kind",
     "load_definition",
     "load_group",
     "load_suite",
@@ -224,17 +227,55 @@ class Suite:
 def read_document(path: Path) -> dict[str, Any]:
     """Read one strict JSON object from *path* or raise DefinitionError naming the file.
 
-    Strict means: UTF-8, no duplicate field names, no ``NaN``/``Infinity``.
+    Strict means: UTF-8, no duplicate field names, no ``NaN``/``Infinity``, no lone
+    surrogates. Only a regular file is opened: a FIFO, device, socket or directory is
+    refused from its ``stat`` (and the open never blocks), so nothing can hang the load.
     """
     try:
-        text = path.read_text(encoding="utf-8")
+        data = _read_regular(path)
+    except _NotRegular as exc:
+        raise DefinitionError(str(path), [Problem("", f"expected a regular file, found {exc}")]) from None
+    except OSError as exc:
+        raise DefinitionError(str(path), [Problem("", f"expected a readable file, found an OS error: {exc.strerror or exc}")]) from None
+    try:
+        text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise DefinitionError(
             str(path), [Problem("", f"expected UTF-8 text, found byte 0x{exc.object[exc.start]:02x} at offset {exc.start}")]
         ) from None
-    except OSError as exc:
-        raise DefinitionError(str(path), [Problem("", f"expected a readable file, found an OS error: {exc.strerror or exc}")]) from None
     return parse_document(str(path), text)
+
+
+class _NotRegular(OSError):
+    pass
+
+
+_FILE_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a FIFO (named pipe)"),
+    (stat.S_ISSOCK, "a socket"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+)
+
+
+def file_kind(mode: int) -> str:
+    """How messages name a non-regular file of ``st_mode`` *mode* ("a FIFO (named pipe)", …)."""
+    return next((name for test, name in _FILE_KINDS if test(mode)), "a special file")
+
+
+def _read_regular(path: Path) -> bytes:
+    """The bytes of *path* if it is a regular file; raises _NotRegular naming what it is."""
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise _NotRegular(file_kind(mode))
+    # O_NONBLOCK: should the file be swapped for a FIFO after the stat, open() cannot block.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
+    with os.fdopen(fd, "rb") as handle:
+        mode = os.fstat(handle.fileno()).st_mode
+        if not stat.S_ISREG(mode):
+            raise _NotRegular(file_kind(mode))
+        return handle.read()
 
 
 def parse_document(file: str, text: str) -> dict[str, Any]:
@@ -277,9 +318,48 @@ def parse_document(file: str, text: str) -> dict[str, Any]:
                 for key in keys
             ],
         )
+    surrogates = _surrogate_problems(doc)
+    if surrogates:
+        raise DefinitionError(file, surrogates)
     if not isinstance(doc, dict):
         raise DefinitionError(file, [Problem("", f"expected a JSON object, found {_describe(doc)}")])
     return doc
+
+
+def _has_surrogate(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _surrogate_problems(doc: Any) -> list[Problem]:
+    """Lone surrogates (``"\\ud800"``) in any key or string: no file, output or evidence can hold them.
+
+    Pointers are shown with ``\\u`` escapes where a key holds one, so the error prints.
+    """
+    problems: list[Problem] = []
+    stack: list[tuple[Any, str]] = [(doc, "")]
+    while stack:
+        node, pointer = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                child = f"{pointer}/{_escape(key)}"
+                if _has_surrogate(key):
+                    problems.append(
+                        Problem(_printable(child), f"expected a field name of valid Unicode text, found {_describe(key)} with a lone surrogate")
+                    )
+                stack.append((value, child))
+        elif isinstance(node, list):
+            stack.extend((value, f"{pointer}/{index}") for index, value in enumerate(node))
+        elif isinstance(node, str) and _has_surrogate(node):
+            problems.append(Problem(_printable(pointer), f"expected valid Unicode text, found {_describe(node)} with a lone surrogate"))
+    return problems
+
+
+def _printable(text: str) -> str:
+    return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
 class _NonStandardConstant(ValueError):
@@ -303,7 +383,7 @@ def _object_pointers(doc: Any) -> dict[int, str]:
 def definition_kind(path: Path) -> str | None:
     """Return ``"group"``/``"suite"`` if *path* looks like a definition, else None (not ours)."""
     try:
-        doc = json.loads(path.read_text(encoding="utf-8"))
+        doc = json.loads(_read_regular(path).decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return None
     if isinstance(doc, dict) and doc.get("kind") in ("group", "suite") and "schema_version" in doc:
@@ -381,6 +461,12 @@ def _check_file_contained(path: Path, root: Path) -> None:
 
 
 def _group_from_document(path: Path, doc: dict[str, Any], root: Path) -> Group:
+    if doc.get("kind") == "suite" and "groups" in doc:
+        # A suite where a group belongs (a suite listing a suite): named alone, since the
+        # schema would add every group field the suite lacks.
+        raise DefinitionError(
+            str(path), [Problem("/kind", 'expected "group", found "suite" (a suite lists group files only; suites do not nest)')]
+        )
     problems = check_group_document(doc)
     problems.extend(_group_containment_problems(doc, root))
     if problems:
@@ -394,10 +480,11 @@ def _suite_from_document(path: Path, doc: dict[str, Any], root: Path) -> Suite:
     base = os.path.relpath(os.path.realpath(path.parent), real_root).replace(os.sep, "/")
     base = "" if base == "." else base
     problems = check_suite_document(doc, base)
+    real_self = os.path.realpath(path)
     groups = doc.get("groups")
     refs: list[GroupRef] = []
     for index, ref in enumerate(groups if isinstance(groups, list) else []):
-        if not isinstance(ref, str) or ref == "" or check_relative(ref, base) is not None:
+        if not isinstance(ref, str) or ref == "" or check_relative(ref, base) or _evidence_tree_problem(ref, base):
             continue  # already reported
         group_path = root / posixpath.normpath(posixpath.join(base, ref))
         refs.append(GroupRef(position=index + 1, ref=ref, path=group_path))
@@ -406,9 +493,25 @@ def _suite_from_document(path: Path, doc: dict[str, Any], root: Path) -> Suite:
         except PathEscapeError as exc:
             problems.append(Problem(f"/groups/{index}", str(exc)))
             continue
-        if not group_path.is_file():
+        if os.path.realpath(group_path) == real_self:
+            problems.append(
+                Problem(f"/groups/{index}", f"expected a group definition file, found {_quote(ref)} naming this suite itself")
+            )
+            continue
+        try:
+            mode: int | None = os.stat(group_path).st_mode
+        except (OSError, ValueError):
+            mode = None
+        if mode is None:
             problems.append(
                 Problem(f"/groups/{index}", f"expected an existing group definition file, found {_quote(ref)} naming none")
+            )
+        elif not stat.S_ISREG(mode):
+            problems.append(
+                Problem(
+                    f"/groups/{index}",
+                    f"expected an existing group definition file, found {_quote(ref)} naming {file_kind(mode)}",
+                )
             )
     if problems:
         raise DefinitionError(str(path), problems)
@@ -423,13 +526,19 @@ def _group_containment_problems(doc: dict[str, Any], root: Path) -> list[Problem
     because :func:`check_group_document` already reported them.
     """
     problems: list[Problem] = []
+    real_root = Path(os.path.realpath(root))
     for pointer, text in _working_tree_paths(doc):
         if check_relative(text) is not None:
             continue
         try:
-            contain_path(root, root / posixpath.normpath(text), shown=text)
+            real = contain_path(root, root / posixpath.normpath(text), shown=text)
         except PathEscapeError as exc:
             problems.append(Problem(pointer, str(exc)))
+            continue
+        if _evidence_tree_problem(text) is None and real.relative_to(real_root).parts[0].casefold() == EVIDENCE_TREE:
+            problems.append(
+                Problem(pointer, f'expected a path outside the evidence tree, found {_quote(text)} resolving into "{EVIDENCE_TREE}/"')
+            )
     return problems
 
 
@@ -460,6 +569,7 @@ def check_group_document(doc: dict[str, Any]) -> list[Problem]:
     """Every structural and cross-field problem of a group document (pure; no file system)."""
     problems = _schema_problems(_validator("group"), doc)
     problems.extend(_input_problems(doc))
+    problems.extend(_command_prompt_problems(doc))
     problems.extend(_group_path_problems(doc))
     problems.extend(_target_problems(doc))
     problems.extend(_tool_problems(doc))
@@ -481,7 +591,7 @@ def check_suite_document(doc: dict[str, Any], base: str = "") -> list[Problem]:
         for index, ref in enumerate(groups):
             if not isinstance(ref, str) or ref == "":
                 continue
-            problem = check_relative(ref, base)
+            problem = check_relative(ref, base) or _evidence_tree_problem(ref, base)
             if problem is not None:
                 problems.append(Problem(f"/groups/{index}", problem))
                 continue
@@ -524,10 +634,81 @@ def _group_path_problems(doc: dict[str, Any]) -> list[Problem]:
     for pointer, text in declared:
         # Empty strings and non-strings are the schema's to report.
         if isinstance(text, str) and text:
-            problem = check_relative(text)
+            problem = check_relative(text) or _evidence_tree_problem(text)
             if problem is not None:
                 problems.append(Problem(pointer, problem))
+    problems.extend(_repeated_path_problems(doc))
     return problems
+
+
+#: The evidence tree under the definition root; no declared path may name it or lie in it.
+EVIDENCE_TREE = ".skill-eval"
+
+
+def _evidence_tree_problem(text: str, base: str = "") -> str | None:
+    """Why lexically valid *text* (from *base*) names the evidence tree, or None."""
+    normal = posixpath.normpath(posixpath.join(base, text))
+    # casefold: on case-insensitive file systems ".Skill-Eval" is the same directory.
+    if normal.split("/", 1)[0].casefold() == EVIDENCE_TREE:
+        return f'expected a path outside the evidence tree, found {_quote(text)} inside "{EVIDENCE_TREE}/"'
+    return None
+
+
+def _repeated_path_problems(doc: dict[str, Any]) -> list[Problem]:
+    """A variant's skills or context naming one path twice (``a`` and ``./a`` count too)."""
+    variants = doc.get("variants")
+    problems = []
+    for name in VARIANTS:
+        variant = variants.get(name) if isinstance(variants, dict) else None
+        if not isinstance(variant, dict):
+            continue
+        for key in ("skills", "context"):
+            items = variant.get(key)
+            first: dict[str, int] = {}
+            for pointer, text in _strings_at(items, f"/variants/{name}/{key}"):
+                if not text or check_relative(text) is not None:
+                    continue
+                index = int(pointer.rsplit("/", 1)[1])
+                earlier = first.setdefault(posixpath.normpath(text), index)
+                if earlier == index:
+                    continue
+                shown = f"/variants/{name}/{key}/{earlier}"
+                if isinstance(items, list) and items[earlier] == text:
+                    message = f"expected each path once, found {_quote(text)} again (first at {shown})"
+                else:
+                    message = f"expected each path once, found {_quote(text)} naming the same path as {shown}"
+                problems.append(Problem(pointer, message))
+    return problems
+
+
+def _command_prompt_problems(doc: dict[str, Any]) -> list[Problem]:
+    """Prompts pi would run as a command (``/skill:…``, a prompt template, an extension command).
+
+    pi treats a prompt as a command when its text starts with ``/`` (no trimming, the
+    whole text: ``text.startsWith("/")``). Such a prompt is explicit delivery, so no
+    prompt may start with ``/``: not in description groups, not on later body turns,
+    and not on body turn one either, where a variant without a target would send it
+    as written. The evaluator's own ``/skill:<name> `` prefix on body turn one is added
+    after this check and is unaffected.
+    """
+    inp = doc.get("input")
+    if not isinstance(inp, dict):
+        return []
+    prompts: list[tuple[str, Any]] = []
+    if "prompt" in inp:
+        prompts.append(("/input/prompt", inp["prompt"]))
+    turns = inp.get("turns")
+    if isinstance(turns, list):
+        prompts.extend((f"/input/turns/{index}", turn) for index, turn in enumerate(turns))
+    return [
+        Problem(
+            pointer,
+            'expected a prompt that does not start with "/" (pi would run it as a command: /skill:, a prompt '
+            f"template or an extension command, which is explicit delivery), found {_describe(text)}",
+        )
+        for pointer, text in prompts
+        if isinstance(text, str) and text.startswith("/")
+    ]
 
 
 def _target_problems(doc: dict[str, Any]) -> list[Problem]:
@@ -591,13 +772,17 @@ def _tool_problems(doc: dict[str, Any]) -> list[Problem]:
         allowed, expected = None, "a supported tool"
     problems = []
     for index, tool in enumerate(tools):
-        if not isinstance(tool, str) or tool == "":
-            continue
+        if not isinstance(tool, str) or not _TOOL_NAME.match(tool):
+            continue  # the schema's pattern reports it
         if tool in UNSUPPORTED_TOOLS:
             problems.append(Problem(f"/tools/{index}", f"expected {expected}, found {_quote(tool)} (native {_quote(tool)} is unsupported)"))
         elif allowed is not None and tool not in allowed and not (group_type == "body" and has_bundle):
             problems.append(Problem(f"/tools/{index}", f"expected {expected}, found {_quote(tool)}"))
     return problems
+
+
+#: Kept equal to the ``tools`` item pattern of group.schema.json.
+_TOOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}\Z")
 
 
 def _expectation_problems(doc: dict[str, Any]) -> list[Problem]:

@@ -5,7 +5,8 @@ inside their root:
 
 * the **lexical** layer (:func:`check_relative`, :func:`normalize_relative`) is pure
   text in, text out: no absolute paths, drive letters, backslashes, empty segments,
-  NUL or lone surrogates, and no ``..`` that climbs above the root;
+  NUL, lone surrogates, control or bidirectional-formatting characters, no segment
+  over :data:`MAX_SEGMENT_BYTES` bytes, and no ``..`` that climbs above the root;
 * the **canonical** layer (:func:`resolve_within`, :func:`contain_path`) asks the
   file system, resolving symlinks with :func:`os.path.realpath`, so a contained
   name cannot reach outside through a link.
@@ -18,6 +19,7 @@ the root: a fixture of ``.`` would copy the whole root, results included.
 
 from __future__ import annotations
 
+import json
 import os
 import posixpath
 import re
@@ -26,15 +28,35 @@ from pathlib import Path
 from .errors import PathEscapeError, json_text
 
 __all__ = [
+    "MAX_SEGMENT_BYTES",
     "check_relative",
     "contain_path",
     "normalize_relative",
     "resolve_within",
+    "unsafe_character",
 ]
 
 # Windows drive prefixes (``C:``, ``c:foo``) mean "absolute" to a Windows reader
 # even though POSIX would take them as a plain file name.
 _DRIVE = re.compile(r"^[A-Za-z]:")
+
+#: The longest file-name component common file systems store (ext4, APFS, NTFS: 255).
+MAX_SEGMENT_BYTES = 255
+
+# C0 controls, DEL, C1 controls, and the bidirectional formatting characters that make
+# a name display differently from what it is (embeddings, overrides, isolates, marks).
+_UNSAFE = re.compile("[\x00-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+
+
+def unsafe_character(text: str) -> str | None:
+    """The first control or bidirectional-formatting character of *text*, as ``U+XXXX``."""
+    match = _UNSAFE.search(text)
+    return f"U+{ord(match.group()):04X}" if match else None
+
+
+def _cut(text: str, limit: int = 60) -> str:
+    """*text* as JSON for a message, cut after *limit* characters."""
+    return json_text(text[:limit]) + f"… ({len(text)} characters)" if len(text) > limit else json_text(text)
 
 
 def check_relative(path_text: str, base: str = "") -> str | None:
@@ -53,6 +75,18 @@ def check_relative(path_text: str, base: str = "") -> str | None:
         return f"expected a path of valid Unicode text, found {found} with a lone surrogate"
     if "\x00" in path_text:
         return f"expected a path without NUL characters, found {found}"
+    unsafe = unsafe_character(path_text)
+    if unsafe is not None:
+        return (
+            "expected a path without control or bidirectional-formatting characters, "
+            f"found {json.dumps(path_text)} with {unsafe}"  # ASCII escapes: the text cannot spoof the view
+        )
+    longest = max(len(segment.encode("utf-8")) for segment in path_text.split("/"))
+    if longest > MAX_SEGMENT_BYTES:
+        return (
+            f"expected path segments of at most {MAX_SEGMENT_BYTES} bytes (UTF-8), "
+            f"found {_cut(path_text)} with a segment of {longest} bytes"
+        )
     if "\\" in path_text:
         return f'expected a path with "/" separators, found {found} with a backslash'
     if path_text.startswith("/"):

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import stat
 import threading
 import time
 from collections.abc import Iterable, Mapping
@@ -23,7 +24,7 @@ from typing import Any
 import pytest
 
 from . import evidence
-from .definitions import Group, GroupRef, Suite, definition_kind
+from .definitions import Group, GroupRef, Suite, definition_kind, file_kind
 from .errors import DefinitionError, EvidenceError
 from .policy import (
     DEFAULT_FAIL_ON,
@@ -332,6 +333,11 @@ def resolve_declared(paths: Iterable[Path], root: Path, source: str) -> list[Pat
         if not full.exists():
             raise pytest.UsageError(f"{source} {p}: no such file or directory (resolved from {root}); "
                                     "give a suite or group definition path relative to the directory you run pytest from")
+        mode = full.stat().st_mode
+        if not (stat.S_ISREG(mode) or stat.S_ISDIR(mode)):
+            # pytest would skip it as "not found"; opening it could block (a FIFO).
+            raise pytest.UsageError(f"{source} {p}: expected a suite or group definition file or a directory, "
+                                    f"found {file_kind(mode)}")
         if full.is_file() and definition_kind(full) is None:
             raise pytest.UsageError(f"{source} {p}: not a suite or group definition (expected a JSON object with "
                                     '"schema_version" and "kind": "suite" or "group")')

@@ -44,6 +44,13 @@ SECRET = (
     'expected a non-secret name (literal values are recorded in evidence; pass secrets with "inherit"), '
     "found {} containing {}"
 )
+TOOL_NAME = 'a tool name (a letter, then letters, digits, "_" or "-", at most 64 characters)'
+CONTROL = "expected a path without control or bidirectional-formatting characters, found {} with {}"
+COMMAND = (
+    'expected a prompt that does not start with "/" (pi would run it as a command: /skill:, a prompt template or an '
+    "extension command, which is explicit delivery), found {}"
+)
+EVIDENCE = 'expected a path outside the evidence tree, found {} inside ".skill-eval/"'
 ENV_NAME = "an environment variable name (a letter or underscore, then letters, digits or underscores)"
 
 
@@ -56,6 +63,11 @@ class Case:
     edits: dict[str, Any]
     expected: list[str]
     text: str | None = field(default=None)
+
+
+def _ascii(doc: dict[str, Any], edits: dict[str, Any]) -> str:
+    """The edited document as ASCII JSON: lone surrogates survive only as escapes."""
+    return json.dumps(apply_edits(doc, edits))
 
 
 def case(name: str, base: str, edits: dict[str, Any], *expected: str) -> Case:
@@ -127,11 +139,68 @@ CASES = [
     case("fixture-root", "body", {"/fixture": "."}, '/fixture: expected a path below the definition root, found "." naming the root itself'),
     case("fixture-root-by-dotdot", "body", {"/fixture": "fixtures/.."}, '/fixture: expected a path below the definition root, found "fixtures/.." naming the root itself'),
     case("fixture-nul", "body", {"/fixture": "fix\u0000ture"}, '/fixture: expected a path without NUL characters, found "fix\\u0000ture"'),
+    case("fixture-bidi-override", "body", {"/fixture": "fixtures/\u202etxt.exe"}, "/fixture: " + CONTROL.format('"fixtures/\\u202etxt.exe"', "U+202E")),
+    case("fixture-newline", "body", {"/fixture": "fixtures/task\n"}, "/fixture: " + CONTROL.format('"fixtures/task\\n"', "U+000A")),
+    case("fixture-escape-character", "body", {"/fixture": "fix\u001b[31mture"}, "/fixture: " + CONTROL.format('"fix\\u001b[31mture"', "U+001B")),
+    case("fixture-delete-character", "body", {"/fixture": "fix\u007fture"}, "/fixture: " + CONTROL.format('"fix\\u007fture"', "U+007F")),
+    case("fixture-c1-control", "body", {"/fixture": "fix\u0085ture"}, "/fixture: " + CONTROL.format('"fix\\u0085ture"', "U+0085")),
+    case("fixture-bidi-isolate", "body", {"/fixture": "fix\u2067ture"}, "/fixture: " + CONTROL.format('"fix\\u2067ture"', "U+2067")),
+    case("fixture-rtl-mark", "body", {"/fixture": "fix\u200fture"}, "/fixture: " + CONTROL.format('"fix\\u200fture"', "U+200F")),
+    case("fixture-arabic-letter-mark", "body", {"/fixture": "fix\u061cture"}, "/fixture: " + CONTROL.format('"fix\\u061cture"', "U+061C")),
+    case("fixture-long-segment", "body", {"/fixture": "fixtures/" + "x" * 256},
+         '/fixture: expected path segments of at most 255 bytes (UTF-8), found "fixtures/' + "x" * 51 + '"… (265 characters) with a segment of 256 bytes'),
+    case("fixture-long-segment-multibyte", "body", {"/fixture": "\u00e9" * 128},
+         '/fixture: expected path segments of at most 255 bytes (UTF-8), found "' + "\u00e9" * 60 + '"… (128 characters) with a segment of 256 bytes'),
+    case("fixture-evidence-tree", "body", {"/fixture": ".skill-eval"}, "/fixture: " + EVIDENCE.format('".skill-eval"')),
+    case("fixture-inside-evidence-tree", "body", {"/fixture": "./.skill-eval/runs/x"}, "/fixture: " + EVIDENCE.format('"./.skill-eval/runs/x"')),
+    case("fixture-evidence-tree-by-dotdot", "body", {"/fixture": "fixtures/../.Skill-Eval/runs"}, "/fixture: " + EVIDENCE.format('"fixtures/../.Skill-Eval/runs"')),
+    case("context-evidence-tree", "body", {"/variants/candidate/context/-": ".skill-eval/runs/r1/result.json"},
+         "/variants/candidate/context/1: " + EVIDENCE.format('".skill-eval/runs/r1/result.json"')),
+    case("bundle-resource-evidence-tree", "runtime", {"/runtime/extensions/0/resources/-": ".skill-eval"},
+         "/runtime/extensions/0/resources/1: " + EVIDENCE.format('".skill-eval"')),
+    case("skills-duplicate", "body", {"/variants/candidate/skills/-": "skills/target"},
+         '/variants/candidate/skills/2: expected each path once, found "skills/target" again (first at /variants/candidate/skills/1)'),
+    case("skills-duplicate-spelled-differently", "body", {"/variants/baseline/skills/-": "./skills/x/../support"},
+         '/variants/baseline/skills/2: expected each path once, found "./skills/x/../support" naming the same path as /variants/baseline/skills/0'),
+    case("context-duplicate", "body", {"/variants/candidate/context/-": "context/contract.md"},
+         '/variants/candidate/context/1: expected each path once, found "context/contract.md" again (first at /variants/candidate/context/0)'),
+    case("context-duplicate-empty-segment", "body", {"/variants/baseline/context/-": "context//contract.md"},
+         '/variants/baseline/context/1: expected a path without empty segments, found "context//contract.md"'),
+    case("context-duplicate-dot-prefix", "body", {"/variants/baseline/context/-": "./context/contract.md"},
+         '/variants/baseline/context/1: expected each path once, found "./context/contract.md" naming the same path as /variants/baseline/context/0'),
+    case("prompt-skill-command-description", "description", {"/input/turns/0": "/skill:target please"},
+         "/input/turns/0: " + COMMAND.format('"/skill:target please"')),
+    case("prompt-template-description-later-turn", "description", {"/input/turns/1": "/deploy now"},
+         "/input/turns/1: " + COMMAND.format('"/deploy now"')),
+    case("prompt-command-single", "common", {"/input/prompt": "/skill:target"},
+         "/input/prompt: " + COMMAND.format('"/skill:target"')),
+    case("prompt-skill-command-body-later-turn", "body", {"/input/turns/1": "/skill:support finish"},
+         "/input/turns/1: " + COMMAND.format('"/skill:support finish"')),
+    case("prompt-command-body-first-turn", "body", {"/input/turns/0": "/review"},
+         "/input/turns/0: " + COMMAND.format('"/review"')),
+    raw("surrogate-in-question", "body", _ascii(spec_doc("body"), {"/review_questions/0": "Why\ud800?"}),
+        '/review_questions/0: expected valid Unicode text, found "Why\\ud800?" with a lone surrogate'),
+    raw("surrogate-in-prompt-and-fixture", "body", _ascii(spec_doc("body"), {"/input/turns/1": "\udfff", "/fixture": "fix\ud800"}),
+        '/fixture: expected valid Unicode text, found "fix\\ud800" with a lone surrogate',
+        '/input/turns/1: expected valid Unicode text, found "\\udfff" with a lone surrogate'),
+    raw("surrogate-in-key", "body", _ascii(spec_doc("body"), {"/runtime": {"host": "pi", "environment": {"literal": {"A\ud800": "1"}}}}),
+        '/runtime/environment/literal/A\\ud800: expected a field name of valid Unicode text, found "A\\ud800" with a lone surrogate'),
+    raw("surrogate-in-suite-group", "suite", _ascii(spec_doc("suite"), {"/groups/0": "groups/\udc80.json"}),
+        '/groups/0: expected valid Unicode text, found "groups/\\udc80.json" with a lone surrogate'),
+    raw("surrogate-in-id", "description", _ascii(spec_doc("description"), {"/id": "\ud83d"}),
+        '/id: expected valid Unicode text, found "\\ud83d" with a lone surrogate'),
     # --- tools ------------------------------------------------------------------------
     case("tools-missing", "body", {"/tools": DELETE}, '/tools: expected an array of tool names, found no "tools" field'),
     case("tools-string", "body", {"/tools": "read"}, '/tools: expected an array of tool names, found "read"'),
     case("tools-duplicate", "body", {"/tools/-": "read"}, '/tools/3: expected each item once, found "read" again (first at /tools/0)'),
-    case("tools-empty-name", "body", {"/tools/-": ""}, '/tools/3: expected a non-empty tool name, found ""'),
+    case("tools-empty-name", "body", {"/tools/-": ""}, f'/tools/3: expected {TOOL_NAME}, found ""'),
+    case("tools-comma-list-with-bundle", "runtime", {"/tools/-": "noop,bash"}, f'/tools/4: expected {TOOL_NAME}, found "noop,bash"'),
+    case("tools-comma-list", "body", {"/tools/-": "noop,bash"}, f'/tools/3: expected {TOOL_NAME}, found "noop,bash"'),
+    case("tools-space", "runtime", {"/tools/-": "my tool"}, f'/tools/4: expected {TOOL_NAME}, found "my tool"'),
+    case("tools-trailing-newline", "runtime", {"/tools/-": "probe\n"}, f'/tools/4: expected {TOOL_NAME}, found "probe\\n"'),
+    case("tools-leading-digit", "runtime", {"/tools/-": "1probe"}, f'/tools/4: expected {TOOL_NAME}, found "1probe"'),
+    case("tools-too-long", "runtime", {"/tools/-": "p" * 65}, f'/tools/4: expected {TOOL_NAME}, found "{"p" * 65}"'),
+    case("tools-custom-duplicate", "runtime", {"/tools/-": "probe"}, '/tools/4: expected each item once, found "probe" again (first at /tools/3)'),
     case("description-tool-write", "description", {"/tools/-": "write"}, f'/tools/1: expected {DESCRIPTION_TOOLS}, found "write"'),
     case("description-tool-bash", "description", {"/tools/0": "bash"}, f'/tools/0: expected {DESCRIPTION_TOOLS}, found "bash" (native "bash" is unsupported)'),
     case("description-custom-tool-with-bundle", "description",
@@ -320,7 +389,18 @@ CASES = [
          '/groups/0: expected a path inside the definition root, found "../x.json" leaving it through ".."'),
     case("suite-group-missing-file", "suite", {"/groups/1": "groups/missing.json"},
          '/groups/1: expected an existing group definition file, found "groups/missing.json" naming none'),
-    case("suite-group-directory", "suite", {"/groups/1": "groups"}, '/groups/1: expected an existing group definition file, found "groups" naming none'),
+    case("suite-group-directory", "suite", {"/groups/1": "groups"},
+         '/groups/1: expected an existing group definition file, found "groups" naming a directory'),
+    case("suite-lists-itself", "suite", {"/groups/1": "suite.json"},
+         '/groups/1: expected a group definition file, found "suite.json" naming this suite itself'),
+    case("suite-lists-itself-spelled-differently", "suite", {"/groups/-": "groups/../suite.json"},
+         '/groups/2: expected a group definition file, found "groups/../suite.json" naming this suite itself'),
+    case("suite-group-in-evidence-tree", "suite", {"/groups/1": ".skill-eval/runs/r/group.json"},
+         "/groups/1: " + EVIDENCE.format('".skill-eval/runs/r/group.json"')),
+    case("suite-group-bidi", "suite", {"/groups/1": "groups/\u202enosj.json"},
+         "/groups/1: " + CONTROL.format('"groups/\\u202enosj.json"', "U+202E")),
+    case("suite-group-long-segment", "suite", {"/groups/1": "y" * 300 + ".json"},
+         '/groups/1: expected path segments of at most 255 bytes (UTF-8), found "' + "y" * 60 + '"… (305 characters) with a segment of 305 bytes'),
 ]
 
 
