@@ -8,8 +8,8 @@
             grade.json                       expectation results and comparisons
             grade-regraded-<stamp>.json      written by `skill-eval regrade`, never replacing grade.json
             <variant>/
-                run.json                     state, host, argv, env (redacted), sources, timings
-                events.jsonl                 raw host stdout records, verbatim
+                run.json                     state, host, argv, env (redacted), sources, timings, redactions
+                events.jsonl                 raw host stdout records, verbatim unless redacted
                 transcript.json              normalized per-turn transcript
                 final-response.txt
                 stderr.txt
