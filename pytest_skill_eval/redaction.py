@@ -5,10 +5,11 @@ are about to write, *before* it is serialised: decoded strings of host output, J
 recursively (keys and strings), the deltas of one streamed block, and the bytes of
 workspace files. Nothing is ever rewritten after the fact.
 
-Every secret is matched in three spellings: as itself, JSON-escaped (the text between the
-quotes of ``json.dumps(value, ensure_ascii=False)``) and JSON-escaped with ``\\uXXXX`` for
-non-ASCII (``ensure_ascii=True``). The escaped spellings matter for strings that hold JSON
-(tool arguments, a ``cat`` of a JSON file) and for workspace files. Each occurrence is
+Every secret is matched as itself and JSON-escaped (the text between the quotes of
+``json.dumps(value, ensure_ascii=False)``, and with ``ensure_ascii=True``: ``\\uXXXX`` for
+non-ASCII), escaped again up to :data:`ESCAPE_DEPTH` levels. The escaped spellings matter
+for strings that hold JSON (tool arguments, a ``cat`` of a JSON file) and for workspace
+files. Each occurrence is
 replaced by :data:`MARKER`.
 
 Values that cannot be kept out of evidence reliably are refused up front
@@ -40,9 +41,17 @@ def unsafe_reason(value: str) -> str | None:
     return None
 
 
+#: how many levels of JSON escaping are matched: JSON text inside a JSON string (a tool
+#: call's streamed arguments writing a JSON file) is two levels deep, plus one for luck
+ESCAPE_DEPTH = 3
+
+
 def spellings(value: str) -> set[str]:
-    """The ways *value* can appear in evidence text: raw and JSON-escaped."""
-    forms = {value, json.dumps(value, ensure_ascii=False)[1:-1], json.dumps(value, ensure_ascii=True)[1:-1]}
+    """The ways *value* can appear in evidence text: raw and JSON-escaped, up to ESCAPE_DEPTH levels."""
+    forms, level = {value}, {value}
+    for _ in range(ESCAPE_DEPTH):
+        level = {json.dumps(f, ensure_ascii=a)[1:-1] for f in level for a in (False, True)} - forms
+        forms |= level
     return {f for f in forms if f}
 
 

@@ -35,7 +35,10 @@ def _write(path: Path, text: str) -> None:
 
 
 def _spellings(value: str) -> list[bytes]:
-    forms = {value, json.dumps(value)[1:-1], json.dumps(value, ensure_ascii=False)[1:-1]}
+    """Raw, and JSON-escaped once and twice (JSON text inside a JSON string), ASCII-only or not."""
+    forms = {value}
+    for _ in range(2):
+        forms |= {json.dumps(f, ensure_ascii=a)[1:-1] for f in forms for a in (False, True)}
     return sorted(f.encode("utf-8") for f in forms)
 
 

@@ -72,3 +72,21 @@ def test_short_or_common_values_are_unsafe(value: str) -> None:
 @pytest.mark.parametrize("value", ["s3cr3t-v4lue", "sk-abcdefgh", "ünïcødé"])
 def test_long_varied_values_are_safe(value: str) -> None:
     assert unsafe_reason(value) is None
+
+
+def test_json_inside_json_is_redacted_too() -> None:
+    r = Redactor.of([SECRET])
+    twice = json.dumps(json.dumps({"token": SECRET}))
+    clean, n = r.text(twice)
+    assert n == 1 and json.loads(json.loads(clean)) == {"token": MARKER}
+
+
+def test_an_unterminated_block_is_redacted_at_the_end_of_the_stream() -> None:
+    secret = "TOKENVALUE-0123456789"
+    records = []
+    for piece in ("abc TOKEN", "VALUE-01", "23456789 x"):
+        data = {"type": "message_update", "assistantMessageEvent": {"type": "toolcall_delta", "contentIndex": 1, "delta": piece}}
+        records.append((data, json.dumps(data)))
+    lines, n = redact_events(Redactor.of([secret]), records)
+    joined = "".join(json.loads(line)["assistantMessageEvent"]["delta"] for line in lines)
+    assert n == 1 and joined == f"abc {MARKER} x"
