@@ -217,3 +217,36 @@ def test_sigkill_mid_turn_leaves_no_secret_and_the_next_run_removes_stale_scratc
     assert _leaks(scratch, values) == []
     for path in evidence_root.rglob("*.json"):
         json.loads(path.read_text(encoding="utf-8"))
+
+
+def test_host_crash_mid_turn_keeps_partial_evidence_redacted(pytester: pytest.Pytester, pi_host: object,
+                                                             scratch: Path) -> None:
+    root = pytester.path
+    _write(root / "ext" / "crash.mjs",
+           "export default function (pi) { pi.on('tool_call', async (event) => {\n"
+           "  if (event.toolName === 'read') { console.error('dying with ' + process.env.SKILL_EVAL_RED_SPLIT); process.exit(7); }\n"
+           "}); }\n")
+    expectations = [{"id": "t1", "kind": "file-text", "variant": "candidate", "path": "out.json", "turn": 1,
+                     "expect": "contains", "value": "complete"}]
+    group = _group("crash", inherit=sorted(SECRETS), prompts=["One.", "Two."], expectations=expectations)
+    group["runtime"]["extensions"] = [{"entry": "ext/crash.mjs", "resources": ["ext"]}]
+    script = {"schema": "skill-eval-script/1", "turns": [
+        {"steps": [{"text": ECHO, "tool_calls": [{"name": "write", "arguments": {"path": "out.json", "content": json.dumps(OUT)}}]},
+                   {"text": ECHO}]},
+        {"steps": [{"text": ECHO, "tool_calls": [{"name": "read", "arguments": {"path": "config.txt"}}]}, {"text": "never"}]},
+    ]}
+    _setup(root, group, script)
+    result = pytester.runpytest_subprocess("--skill-eval", "groups/crash.json", "-p", "no:cacheprovider",
+                                           "--skill-eval-variant", "candidate")
+    result.assert_outcomes(errors=1)
+    evidence_root = root / ".skill-eval"
+    (res,) = (evidence_root / "runs").iterdir()
+    run = json.loads((res / "groups" / "001-crash" / "candidate" / "run.json").read_text())
+    assert run["state"] == "infrastructure-failed" and run["returncode"] == 7
+    assert "dying with <redacted>" in (res / "groups" / "001-crash" / "candidate" / "stderr.txt").read_text()
+    values = [*SECRETS.values(), AUTH]
+    assert _leaks(evidence_root, values) == []
+    assert _leaks(scratch, values) == []
+    _assert_json_parses(evidence_root)
+    joined = _joined_deltas(res / "groups" / "001-crash" / "candidate" / "events.jsonl")
+    assert all(v not in joined for v in values)
