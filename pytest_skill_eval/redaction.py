@@ -29,6 +29,8 @@ from typing import Any
 MARKER = "<redacted>"
 MIN_SECRET_BYTES = 8
 MIN_DISTINCT_CHARS = 4
+#: shortest unfinished secret prefix cut from the end of a partial-message snapshot
+SNAPSHOT_TAIL = 3
 
 
 def unsafe_reason(value: str) -> str | None:
@@ -63,9 +65,11 @@ class Redactor:
     marker: str = MARKER
     _pattern: re.Pattern[str] | None = field(init=False, default=None)
     _bytes_pattern: re.Pattern[bytes] | None = field(init=False, default=None)
+    _prefixes: frozenset[str] = field(init=False, default=frozenset())
 
     def __post_init__(self) -> None:
         forms = sorted({f for s in self.secrets if s for f in spellings(s)}, key=lambda f: (-len(f), f))
+        self._prefixes = frozenset(f[:n] for f in forms for n in range(SNAPSHOT_TAIL, len(f)))
         if forms:
             # longest first: at one position an escaped spelling wins over the raw prefix of it
             self._pattern = re.compile("|".join(re.escape(f) for f in forms))
@@ -85,6 +89,38 @@ class Redactor:
         if self._pattern is None:
             return value, 0
         return self._pattern.subn(self.marker, value)
+
+    def snapshot(self, value: Any) -> tuple[Any, int]:
+        """A partial-message snapshot (JSON): like :meth:`json`, and a string that ends in the
+        first :data:`SNAPSHOT_TAIL` or more characters of a secret loses that tail to the
+        marker, because the rest of the secret arrives in the next snapshot."""
+        clean, total = self.json(value)
+        if self._pattern is None:
+            return clean, total
+
+        def tails(item: Any) -> Any:
+            nonlocal total
+            if isinstance(item, str):
+                cut = self._tail(item)
+                if cut is not None:
+                    total += 1
+                    return item[:cut] + self.marker
+                return item
+            if isinstance(item, list):
+                return [tails(i) for i in item]
+            if isinstance(item, dict):
+                return {k: tails(v) for k, v in item.items()}
+            return item
+
+        return tails(clean), total
+
+    def _tail(self, value: str) -> int | None:
+        """Where a trailing, unfinished secret spelling starts in *value*, if one does."""
+        longest = max((len(p) for p in self._prefixes), default=0)
+        for start in range(max(0, len(value) - longest), len(value) - SNAPSHOT_TAIL + 1):
+            if value[start:] in self._prefixes:
+                return start
+        return None
 
     def spans(self, value: str) -> list[tuple[int, int]]:
         if self._pattern is None:
@@ -229,12 +265,32 @@ def redact_events(redactor: Redactor, records: list[tuple[dict[str, Any] | None,
             lines.append(clean_raw)
             continue
         value: Any = data
+        n = 0
         if index in replaced:
             value = {**data, "assistantMessageEvent": {**data["assistantMessageEvent"], "delta": replaced[index]}}
-        clean, n = redactor.json(value)
+        if data.get("type") == "message_update":
+            # hosts that repeat the partial message (``message``, ``assistantMessageEvent.partial``)
+            # would otherwise show an unfinished secret's prefix at the end of a snapshot
+            value, n = _snapshots(redactor, value)
+        clean, m = redactor.json(value)
+        n += m
         total += n
         if n or index in replaced:
             lines.append(json.dumps(clean, ensure_ascii=False, separators=(",", ":")))
         else:
             lines.append(raw)
     return lines, total
+
+
+def _snapshots(redactor: Redactor, data: dict[str, Any]) -> tuple[dict[str, Any], int]:
+    total = 0
+    out = dict(data)
+    if "message" in out:
+        out["message"], n = redactor.snapshot(out["message"])
+        total += n
+    event = out.get("assistantMessageEvent")
+    if isinstance(event, dict) and "partial" in event:
+        partial, n = redactor.snapshot(event["partial"])
+        out["assistantMessageEvent"] = {**event, "partial": partial}
+        total += n
+    return out, total

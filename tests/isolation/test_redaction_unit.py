@@ -90,3 +90,18 @@ def test_an_unterminated_block_is_redacted_at_the_end_of_the_stream() -> None:
     lines, n = redact_events(Redactor.of([secret]), records)
     joined = "".join(json.loads(line)["assistantMessageEvent"]["delta"] for line in lines)
     assert n == 1 and joined == f"abc {MARKER} x"
+
+
+def test_partial_message_snapshots_lose_an_unfinished_secret_prefix() -> None:
+    secret = "TOKENVALUE-0123456789"
+    snapshots = ["say TOK", "say TOKENVALUE-01", f"say {secret} ok"]
+    records = []
+    for text in snapshots:
+        message = {"role": "assistant", "content": [{"type": "text", "text": text}]}
+        data = {"type": "message_update", "message": message,
+                "assistantMessageEvent": {"type": "text_delta", "contentIndex": 0, "delta": "", "partial": message}}
+        records.append((data, json.dumps(data)))
+    lines, _ = redact_events(Redactor.of([secret]), records)
+    texts = [json.loads(line)["message"]["content"][0]["text"] for line in lines]
+    assert texts == [f"say {MARKER}", f"say {MARKER}", f"say {MARKER} ok"]
+    assert all("TOK" not in line for line in lines)
