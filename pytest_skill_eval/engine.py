@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,11 +34,11 @@ from .isolation import (
     check_description_revision,
     context_files,
     materialise_resources,
-    redact_tree,
-    redactor,
     snapshot_bundles,
     snapshot_fixture,
 )
+from .redaction import Redactor, redact_events, unsafe_reason
+from .scratch import new_run_dir
 
 GUARD_PREFIX = "skill-eval guard blocked"
 #: expectation kinds judged on workspace state: with a ``turn`` they need per-turn snapshots
@@ -91,8 +90,9 @@ class GroupOutcome:
 def run_group(group: Group, position: int, cfg: EngineConfig, *, suite: Suite | None = None) -> GroupOutcome:
     """Run the selected variants of *group*, persist everything, grade, persist the grade."""
     group_dir = cfg.result_dir / "groups" / evidence.group_dir_name(position, group.id)
-    evidence.write_json(group_dir / "definition.json", {"path": str(group.path), "definition": group.raw})
-    scratch = Path(tempfile.mkdtemp(prefix="skill-eval-"))
+    redactor = group_redactor(group, cfg)
+    evidence.write_json(group_dir / "definition.json", redactor.json({"path": str(group.path), "definition": group.raw})[0])
+    scratch = new_run_dir()
     outcomes: dict[str, VariantOutcome] = {}
     try:
         shared_error: str | None = None
@@ -121,7 +121,8 @@ def run_group(group: Group, position: int, cfg: EngineConfig, *, suite: Suite | 
                 outcomes[name] = _persist_state(run_dir, group, name, "invalid", shared_error)
             else:
                 try:
-                    outcomes[name] = _run_variant(group, group.variant(name), fixture, bundles, scratch / name, run_dir, cfg)
+                    outcomes[name] = _run_variant(group, group.variant(name), fixture, bundles, scratch / name, run_dir, cfg,
+                                                  redactor)
                     # nothing of a finished variant may be reachable while its counterpart runs
                     shutil.rmtree(scratch / name, ignore_errors=True)
                 except KeyboardInterrupt:
@@ -135,21 +136,21 @@ def run_group(group: Group, position: int, cfg: EngineConfig, *, suite: Suite | 
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     suite_ref = {"id": suite.id, "path": str(suite.path)} if suite is not None else None
-    outcome = _publish_group(group, position, group_dir, outcomes, shared_error, suite_ref)
+    outcome = _publish_group(group, position, group_dir, outcomes, shared_error, suite_ref, redactor)
     if cancelled:
         raise KeyboardInterrupt
     return outcome
 
 
 def _publish_group(group: Group, position: int, group_dir: Path, outcomes: dict[str, VariantOutcome],
-                   shared_error: str | None, suite: dict[str, str] | None) -> GroupOutcome:
+                   shared_error: str | None, suite: dict[str, str] | None, redactor: Redactor) -> GroupOutcome:
     """Grade from persisted evidence, then write grade.json and group.json (in that order)."""
     grade = grade_persisted(group, group_dir)
-    evidence.write_json(group_dir / "grade.json", grade.to_json())
+    evidence.write_json(group_dir / "grade.json", redactor.json(grade.to_json())[0])
     state = group_state([o.state for o in outcomes.values()], fixture_failed=shared_error is not None)
     evidence.write_json(
         group_dir / "group.json",
-        {
+        redactor.json({
             "id": group.id,
             "position": position,
             "path": str(group.path),
@@ -159,7 +160,7 @@ def _publish_group(group: Group, position: int, group_dir: Path, outcomes: dict[
             "grade_state": grade.state,
             "variants": {n: {"state": o.state, "reason": o.reason} for n, o in outcomes.items()},
             "review_questions": list(group.review_questions),
-        },
+        })[0],
     )
     return GroupOutcome(group, position, state, group_dir, outcomes, grade)
 
@@ -222,6 +223,33 @@ def group_state(states: Iterable[str], *, fixture_failed: bool = False) -> str:
     return "partially-complete"
 
 
+def group_redactor(group: Group, cfg: EngineConfig) -> Redactor:
+    """The values no evidence of *group* may hold: its inherited values and the auth file's secrets.
+
+    An inherited value too short or too common to redact reliably is not a secret to
+    redact: the variant is made invalid before the subject starts (see :func:`_inherited`).
+    """
+    values = [cfg.env[n] for n in group.runtime.environment.inherit if n in cfg.env and unsafe_reason(cfg.env[n]) is None]
+    return Redactor.of([*values, *auth_secrets(cfg.auth_file).values()])
+
+
+def _inherited(group: Group, env: Mapping[str, str]) -> dict[str, str]:
+    """The inherited variables' values, or :class:`InvalidVariant` when one cannot be used."""
+    names = group.runtime.environment.inherit
+    missing = [n for n in names if n not in env]
+    if missing:
+        raise InvalidVariant(f"inherited environment variable(s) not set: {', '.join(missing)}")
+    for n in names:
+        problem = unsafe_reason(env[n])
+        if problem:
+            raise InvalidVariant(
+                f"inherited environment variable {n} cannot be kept out of evidence reliably ({problem}): "
+                "environment.inherit is for secrets, which are redacted from evidence; "
+                "declare non-secret settings in environment.literal"
+            )
+    return {n: env[n] for n in names}
+
+
 def _persist_state(run_dir: Path, group: Group, name: VariantName, state: str, reason: str) -> VariantOutcome:
     evidence.write_json(
         run_dir / "run.json",
@@ -230,12 +258,25 @@ def _persist_state(run_dir: Path, group: Group, name: VariantName, state: str, r
     return VariantOutcome(name, state, reason, run_dir)
 
 
-def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, base: Path, run_dir: Path, cfg: EngineConfig) -> VariantOutcome:
+def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, base: Path, run_dir: Path, cfg: EngineConfig,
+                 redactor: Redactor) -> VariantOutcome:
     name = variant.name
     cfg.progress(f"{group.id} [{name}] preparing")
     workspace, agent_dir, home = base / "workspace", base / "agent", base / "home"
     shutil.copytree(fixture, workspace)
-    evidence.copy_tree_atomic(workspace, run_dir / "workspace-initial")
+    redactions: dict[str, int] = {}
+
+    def snapshot(src: Path, rel: str) -> None:
+        """A workspace or session copy into evidence, each file redacted as it is written."""
+        counts = evidence.copy_tree_atomic(src, run_dir / rel, redactor.data if redactor.active else None)
+        redactions.update({f"{rel}/{k}": v for k, v in counts.items()})
+
+    def write_record(value: dict[str, Any]) -> None:
+        if redactions:
+            value["redactions"] = dict(sorted(redactions.items()))
+        evidence.write_json(run_dir / "run.json", redactor.json(value)[0])
+
+    snapshot(workspace, "workspace-initial")
     record: dict[str, Any] = {
         "variant": name, "group": group.id, "state": "invalid", "reason": None, "paths": {},
         "runtime": {
@@ -248,20 +289,17 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, b
     try:
         skills, contexts, source = materialise_resources(variant, base, cfg.root)
         record["source"] = source
-        missing = [n for n in group.runtime.environment.inherit if n not in cfg.env]
-        if missing:
-            raise InvalidVariant(f"inherited environment variable(s) not set: {', '.join(missing)}")
-        inherited = {n: cfg.env[n] for n in group.runtime.environment.inherit}
+        inherited = _inherited(group, cfg.env)
         contexts_text = context_files(contexts)
         provider, model_id, providers = cfg.models.providers_for(group)
         host = _select_host(group.runtime.host, cfg)
     except (InvalidVariant, SourceError, ScriptError) as exc:
         record["reason"] = str(exc)
-        evidence.write_json(run_dir / "run.json", record)
+        write_record(record)
         return VariantOutcome(name, "invalid", str(exc), run_dir)
     except HostError as exc:
         record.update(state="infrastructure-failed", reason=str(exc))
-        evidence.write_json(run_dir / "run.json", record)
+        write_record(record)
         return VariantOutcome(name, "infrastructure-failed", str(exc), run_dir)
 
     target_file = skills[variant.target] / "SKILL.md" if variant.target is not None else None
@@ -289,7 +327,7 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, b
                             inherited)
     except LaunchRefused as exc:
         record["reason"] = f"launch refused: {exc}"
-        evidence.write_json(run_dir / "run.json", record)
+        write_record(record)
         return VariantOutcome(name, "invalid", record["reason"], run_dir)
     turn_scoped = any(e.turn is not None and e.variant == name and e.kind in WORKSPACE_KINDS for e in group.expectations)
 
@@ -297,7 +335,7 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, b
 
     def after_turn(index: int) -> None:
         if turn_scoped:
-            evidence.copy_tree_atomic(workspace, run_dir / "turns" / str(index) / "workspace")
+            snapshot(workspace, f"turns/{index}/workspace")
         cfg.progress(f"{group.id} [{name}] turn {index}/{len(group.prompts)} settled")
 
     def watch(rec: Any) -> None:
@@ -339,12 +377,12 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, b
     elif mismatch:
         record.update(state="invalid", reason=f"the host registered tools {sorted(mismatch[0])} but the group declares {sorted(group.tools)}")
     if observe:
-        _persist_observations(observer_out, run_dir / "context-observations.json")
+        _persist_observations(observer_out, run_dir / "context-observations.json", redactor, redactions)
     if session_dir is not None and session_dir.exists():
-        evidence.copy_tree_atomic(session_dir, run_dir / "session")
+        snapshot(session_dir, "session")
     record["context_files"] = [c["path"] for c in contexts_text]
-    secrets = {**{f"inherit:{k}": v for k, v in inherited.items()}, **auth_secrets(cfg.auth_file)}
-    _persist_run(plan, run, record, before, resources, target_file, contexts, skills, workspace, run_dir, started, secrets)
+    _persist_run(plan, run, record, before, resources, target_file, contexts, skills, workspace, run_dir, started,
+                 redactor, snapshot, write_record, redactions)
     if run.outcome == "cancelled":
         raise KeyboardInterrupt  # evidence is safe on disk; no queued subject may start
     return VariantOutcome(name, record["state"], record["reason"], run_dir)
@@ -406,9 +444,21 @@ def _select_host(name: str, cfg: EngineConfig) -> HostInstallation:
 
 def _persist_run(plan: LaunchPlan, run: HostRun, record: dict[str, Any], before: dict[str, dict[str, str]],
                  resources: list[Path], target_file: Path | None, contexts: list[Path], skills: list[Path],
-                 workspace: Path, run_dir: Path, started: float, secrets: Mapping[str, str]) -> None:
-    """Persist one run's evidence; secrets (inherited values) are redacted from every byte."""
-    redact = redactor(secrets.values())
+                 workspace: Path, run_dir: Path, started: float, redactor: Redactor,
+                 snapshot: Callable[[Path, str], None], write_record: Callable[[dict[str, Any]], None],
+                 redactions: dict[str, int]) -> None:
+    """Persist one run's evidence; every secret is redacted before anything is serialised.
+
+    Host output is redacted on its decoded strings (events per record, streamed deltas over
+    their assembled block), JSON values recursively; workspace files byte-wise as they are
+    copied. Each file that held a secret is listed with its count in ``run.json``
+    ``redactions``.
+    """
+
+    def count(rel: str, n: int) -> None:
+        if n:
+            redactions[rel] = redactions.get(rel, 0) + n
+
     turns = [build_turn(span, run.records, (GUARD_PREFIX,)) for span in run.spans]
     after = {str(p): evidence.fingerprint_tree(p) for p in resources}
     changed = sorted(p for p in before if before[p] != after.get(p))
@@ -440,20 +490,25 @@ def _persist_run(plan: LaunchPlan, run: HostRun, record: dict[str, Any], before:
         fingerprints_changed=changed,
     )
     # run.json is written last, with the one directory fsync that makes every rename durable
-    evidence.write_atomic(run_dir / "events.jsonl", redact(run.raw_events()), sync_dir=False)
-    evidence.write_atomic(run_dir / "stderr.txt", redact(bytes(run.stderr)), sync_dir=False)
+    lines, n = redact_events(redactor, [(r.data, r.raw) for r in run.records])
+    count("events.jsonl", n)
+    evidence.write_atomic(run_dir / "events.jsonl", "".join(line + "\n" for line in lines).encode("utf-8"), sync_dir=False)
+    stderr, n = redactor.stream_text(bytes(run.stderr))
+    count("stderr.txt", n)
+    evidence.write_atomic(run_dir / "stderr.txt", stderr, sync_dir=False)
     transcript = []
     for span, turn, times in zip(run.spans, turns, run.turn_times + [(None, None)] * len(turns)):
         transcript.append({**turn_to_json(turn), "usage": usage_totals(run.records, span.start, span.end),
                            "started_at": times[0], "ended_at": times[1], "events": [span.start, span.end]})
-    evidence.write_atomic(run_dir / "transcript.json", redact(evidence.dump_json({"turns": transcript})), sync_dir=False)
-    evidence.write_atomic(run_dir / "final-response.txt", redact((turns[-1].response if turns else "").encode("utf-8")),
-                          sync_dir=False)
-    evidence.write_json(run_dir / "fingerprints.json", {"before": before, "after": after}, sync_dir=False)
-    evidence.copy_tree_atomic(workspace, run_dir / "workspace")
-    if secrets:
-        redact_tree(run_dir, redact)
-    evidence.write_atomic(run_dir / "run.json", redact(evidence.dump_json(record)))
+    clean_transcript, n = redactor.json({"turns": transcript})
+    count("transcript.json", n)
+    evidence.write_json(run_dir / "transcript.json", clean_transcript, sync_dir=False)
+    response, n = redactor.text(turns[-1].response if turns else "")
+    count("final-response.txt", n)
+    evidence.write_atomic(run_dir / "final-response.txt", response.encode("utf-8"), sync_dir=False)
+    evidence.write_json(run_dir / "fingerprints.json", redactor.json({"before": before, "after": after})[0], sync_dir=False)
+    snapshot(workspace, "workspace")
+    write_record(record)
 
 
 def _active_tools(source: Path) -> list[list[str]]:
@@ -465,7 +520,7 @@ def _active_tools(source: Path) -> list[list[str]]:
     return [list(json.loads(line)["active"]) for line in source.read_text(encoding="utf-8").splitlines() if line]
 
 
-def _persist_observations(source: Path, dest: Path) -> None:
+def _persist_observations(source: Path, dest: Path, redactor: Redactor, redactions: dict[str, int]) -> None:
     """The observer's per-request records, as grading reads them (system prompt per request)."""
     import json
 
@@ -475,4 +530,7 @@ def _persist_observations(source: Path, dest: Path) -> None:
             item = json.loads(line)
             if item.get("kind") == "request":
                 requests.append({k: item[k] for k in ("turn", "request", "system_prompt", "provider_context")})
-    evidence.write_json(dest, requests)
+    clean, n = redactor.json(requests)
+    if n:
+        redactions[dest.name] = n
+    evidence.write_json(dest, clean)

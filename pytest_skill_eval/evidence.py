@@ -8,8 +8,8 @@
             grade.json                       expectation results and comparisons
             grade-regraded-<stamp>.json      written by `skill-eval regrade`, never replacing grade.json
             <variant>/
-                run.json                     state, host, argv, env (redacted), sources, timings
-                events.jsonl                 raw host stdout records, verbatim
+                run.json                     state, host, argv, env (redacted), sources, timings, redactions
+                events.jsonl                 raw host stdout records, verbatim unless redacted
                 transcript.json              normalized per-turn transcript
                 final-response.txt
                 stderr.txt
@@ -98,18 +98,41 @@ def read_json(path: Path) -> Any:
         raise EvidenceError(f"cannot read evidence file {path}: {exc}") from None
 
 
-def copy_tree_atomic(src: Path, dest: Path) -> None:
-    """Copy a directory into evidence: built beside *dest*, then renamed into place."""
+#: rewrites one file's bytes on its way into evidence; returns the bytes and a count
+Transform = Callable[[bytes], "tuple[bytes, int]"]
+
+
+def copy_tree_atomic(src: Path, dest: Path, transform: Transform | None = None) -> dict[str, int]:
+    """Copy a directory into evidence: built beside *dest*, then renamed into place.
+
+    With *transform* every regular file passes through it as it is written (redaction);
+    the result maps each slash-separated relative path it changed to its count.
+    """
     dest.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
+    counts: dict[str, int] = {}
+
+    def copy(source: str, target: str) -> str:
+        assert transform is not None
+        data, n = transform(Path(source).read_bytes())
+        Path(target).write_bytes(data)
+        shutil.copystat(source, target)
+        if n:
+            counts[Path(target).relative_to(staging).as_posix()] = n
+        return target
+
     try:
-        shutil.copytree(src, staging, symlinks=True, dirs_exist_ok=True)
+        if transform is None:
+            shutil.copytree(src, staging, symlinks=True, dirs_exist_ok=True)
+        else:
+            shutil.copytree(src, staging, symlinks=True, dirs_exist_ok=True, copy_function=copy)
         if dest.exists():
             shutil.rmtree(dest)
         os.replace(staging, dest)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
+    return dict(sorted(counts.items()))
 
 
 def group_dir_name(position: int, group_id: str) -> str:
@@ -174,4 +197,5 @@ def load_observation(run_dir: Path) -> RunObservation:
         final_files=read_files(run_dir / "workspace"),
         turn_files=turn_files,
         context_requests=tuple(requests),
+        redactions={str(k): int(v) for k, v in (run.get("redactions") or {}).items()},
     )

@@ -8,13 +8,14 @@ exact Git commit). Secrets that must never reach evidence are collected here too
 from __future__ import annotations
 
 import json
-import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable, Iterable
+from typing import Any
 
 from . import evidence
 from .definitions import Group, Variant
 from .errors import SkillEvalError, SourceError
+from .redaction import unsafe_reason
 
 
 class InvalidVariant(SkillEvalError):
@@ -157,7 +158,10 @@ def materialise_resources(variant: Variant, base: Path, root: Path) -> tuple[lis
 
 
 def auth_secrets(auth_file: Path | None) -> dict[str, str]:
-    """Every string value of the configured auth file: none of them may reach evidence."""
+    """Every secret-like string value of the configured auth file: none of them may reach evidence.
+
+    The engine redacts them with the inherited values (see :mod:`.redaction`).
+    """
     if auth_file is None:
         return {}
     found: dict[str, str] = {}
@@ -169,7 +173,8 @@ def auth_secrets(auth_file: Path | None) -> dict[str, str]:
         elif isinstance(value, list):
             for i, item in enumerate(value):
                 walk(item, f"{where}/{i}")
-        elif isinstance(value, str) and len(value) >= 8:
+        elif isinstance(value, str) and unsafe_reason(value) is None:
+            # shorter or repetitive strings ("api_key", "oauth") are settings, not secrets
             found[f"auth:{where}"] = value
 
     try:
@@ -177,24 +182,3 @@ def auth_secrets(auth_file: Path | None) -> dict[str, str]:
     except (OSError, ValueError):
         pass  # pi reports an unreadable auth file itself; nothing to redact
     return found
-
-
-def redactor(values: Iterable[str]) -> Callable[[bytes], bytes]:
-    secrets = sorted({v.encode("utf-8") for v in values if v}, key=len, reverse=True)
-
-    def redact(data: bytes) -> bytes:
-        for secret in secrets:
-            data = data.replace(secret, b"<redacted>")
-        return data
-
-    return redact
-
-
-def redact_tree(root: Path, redact: Callable[[bytes], bytes]) -> None:
-    for dirpath, _dirs, files in os.walk(root):
-        for fname in files:
-            path = Path(dirpath) / fname
-            data = path.read_bytes()
-            clean = redact(data)
-            if clean != data:
-                evidence.write_atomic(path, clean)

@@ -72,6 +72,9 @@ class RunObservation:
     final_files: Mapping[str, bytes] = field(compare=False, hash=False, default_factory=dict)
     turn_files: Mapping[int, Mapping[str, bytes]] = field(compare=False, hash=False, default_factory=dict)
     context_requests: tuple[ContextRequest, ...] = ()
+    #: evidence files stored with inherited values replaced by the redaction marker, keyed by
+    #: run-directory-relative path (``workspace/out.json``, ``turns/2/workspace/out.json``)
+    redactions: Mapping[str, int] = field(compare=False, hash=False, default_factory=dict)
 
     @property
     def final_response(self) -> str:

@@ -55,6 +55,10 @@ def pytest_configure(config: pytest.Config) -> None:
     if session is None:
         return
     config.stash[SESSION_KEY] = session
+    # scratch a killed evaluator left behind (workspaces, the auth file copy) goes now
+    from .scratch import sweep_stale
+
+    sweep_stale()
     config.pluginmanager.register(session, "skill-eval-session")
     config.pluginmanager.register(session.progress, "skill-eval-progress")
     if config.getoption("xmlpath", None) and not session.is_worker:

@@ -493,6 +493,9 @@ def render_variant(run: VariantEvidence, group_reason: str | None = None) -> lis
         lines += _field("tokens", f"{int(usage['totalTokens'])} (input {int(usage.get('input', 0))}, output {int(usage.get('output', 0))})", 2)
     if data.get("fingerprints_changed"):
         lines += _field("changed", ", ".join(escape_path(p) for p in data["fingerprints_changed"]), 2)
+    if data.get("redactions"):
+        # files stored with inherited values replaced by the marker: checks on them may fail for that reason
+        lines += _field("redacted", ", ".join(f"{escape_path(str(p))} ({n})" for p, n in data["redactions"].items()), 2)
     for turn in (run["transcript"] or {}).get("turns", []):
         lines += render_turn(turn)
     if run["workspace_changes"]:

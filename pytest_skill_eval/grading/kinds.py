@@ -20,6 +20,7 @@ from typing import Any, Callable, Mapping
 
 from ..definitions import Group
 from ..observation import ContextRequest, RunObservation, ToolCall, Turn
+from ..redaction import MARKER
 from .jsonvalue import MalformedJSON, json_equal, parse_document, resolve_pointer, show
 from .shapes import Check
 
@@ -542,6 +543,32 @@ def describe_expected(check: Check, group: Group) -> str:
     return _KINDS[check.kind][0](check, group)
 
 
+_WORKSPACE_KINDS = frozenset({"path", "changed-paths", "file-text", "json"})
+
+
+def redaction_note(check: Check, obs: RunObservation) -> str | None:
+    """Which stored workspace files this check read were redacted, or None.
+
+    A file holding an inherited value is stored with it replaced by the redaction marker,
+    so a check on it may fail because of redaction; the verdict says so.
+    """
+    if check.kind not in _WORKSPACE_KINDS or not obs.redactions:
+        return None
+    prefix = "workspace/" if check.turn is None else f"turns/{check.turn}/workspace/"
+    if check.kind == "changed-paths":
+        hits = {k: v for k, v in obs.redactions.items() if k.startswith((prefix, "workspace-initial/"))}
+    else:
+        hits = {k: v for k, v in obs.redactions.items() if k == prefix + str(check.path)}
+    if not hits:
+        return None
+    listed = ", ".join(f"{k} ({_plural(v, 'value')})" for k, v in sorted(hits.items()))
+    return f"note: redacted file(s), inherited values replaced by {MARKER}: {listed}"
+
+
 def judge(check: Check, obs: RunObservation, group: Group) -> Verdict:
     """Answer *check* from *obs*; raises :class:`GradeProblem` when the evidence cannot."""
-    return _KINDS[check.kind][1](check, obs, group)
+    verdict = _KINDS[check.kind][1](check, obs, group)
+    note = redaction_note(check, obs)
+    if note:
+        return Verdict(verdict.passed, f"{verdict.observed}; {note}", verdict.locations)
+    return verdict

@@ -37,7 +37,7 @@ Mode = Literal["json", "rpc"]
 #: What the launch accepts as a tool name. pi splits ``--tools`` on commas, trims, and reads
 #: ``+name``/``-name`` as modifiers and ``*`` as a pattern, and offers no escaping, so every
 #: name is checked before the list is joined; anything else is refused, never escaped.
-TOOL_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_-]{0,63}")
+TOOL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")  # the loader's rule (group.schema.json)
 #: pi's native tools that take paths or commands the guard does not judge.
 UNGUARDED_NATIVE_TOOLS: frozenset[str] = frozenset({"bash", "powershell", "grep", "find", "ls"})
 
@@ -79,7 +79,7 @@ class LaunchPlan:
     def __post_init__(self) -> None:
         for tool in self.tools:
             if not TOOL_NAME.fullmatch(tool):
-                raise LaunchRefused(f"tool name {tool!r} is not a plain identifier (letters, digits, '_' or '-')")
+                raise LaunchRefused(f"tool name {tool!r} is not a plain identifier (a letter, then letters, digits, '_' or '-')")
         unguarded = sorted(UNGUARDED_NATIVE_TOOLS.intersection(self.tools))
         if unguarded:
             raise LaunchRefused(f"native tool(s) {unguarded} would run unguarded")
@@ -192,7 +192,7 @@ def write_tool_gate(directory: Path, tools: Sequence[str]) -> Path:
     """
     for tool in tools:
         if not TOOL_NAME.fullmatch(tool):
-            raise LaunchRefused(f"tool name {tool!r} is not a plain identifier (letters, digits, '_' or '-')")
+            raise LaunchRefused(f"tool name {tool!r} is not a plain identifier (a letter, then letters, digits, '_' or '-')")
     source = bundled_extension("tool-gate.mjs").read_text(encoding="utf-8")
     directory.mkdir(parents=True, exist_ok=True)
     target = directory / "tool-gate.mjs"

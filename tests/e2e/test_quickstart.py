@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 from pathlib import Path
 
@@ -51,7 +52,9 @@ def test_quickstart_reports_real_fail_to_pass_transitions(quickstart: pytest.Pyt
         "*view it with: skill-eval view *",
     ])
     assert _pi_processes_under(scratch) == []
-    assert list(scratch.iterdir()) == [], "per-variant scratch directories are removed"
+    # only the private scratch root stays (it is shared by later runs), empty
+    assert [p.name for p in scratch.iterdir()] == [f"skill-eval-{os.getuid()}"]
+    assert list((scratch / f"skill-eval-{os.getuid()}").iterdir()) == [], "per-run scratch directories are removed"
 
     result_dir = _only_result(quickstart.path)
     summary = json.loads((result_dir / "result.json").read_text())

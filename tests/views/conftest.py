@@ -84,7 +84,7 @@ def normalise(text: str, run: StoredRun, *extra: tuple[str, str]) -> str:
     text = text.replace(str(run.result_dir), "<RESULT>")
     text = text.replace(str(run.root), "<ROOT>")
     text = text.replace(run.result_id, "<RESULT-ID>")
-    text = re.sub(re.escape(tempfile.gettempdir()) + r"/skill-eval-[A-Za-z0-9_]+", "<SCRATCH>", text)
+    text = re.sub(re.escape(tempfile.gettempdir()) + r"/skill-eval-[A-Za-z0-9_]+(/run-\d+-\d+-[A-Za-z0-9_]+)?", "<SCRATCH>", text)
     text = re.sub(r"(duration +)\d+\.\d+ s", r"\1<SECONDS> s", text)
     text = re.sub(r"(tokens +)\d+ \(input \d+, output \d+\)", r"\1<TOKENS>", text)
     text = re.sub(r"grade-regraded-\d{14}(-\d+)?", "grade-regraded-<STAMP>", text)
