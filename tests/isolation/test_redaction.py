@@ -26,7 +26,7 @@ QUOTED = 'quote"and\\backslash-4711'
 MULTILINE = "first line\nsecond-line-ünïcødé-секрет"
 SPLIT = "TOKENVALUE-0123456789-abcdefghijklmnopqrstuvwxyz"  # longer than one 24-character delta
 AUTH = "auth-key-Zq9!xV7#redact-me"
-SECRETS = {"SKILL_EVAL_RED_QUOTED": QUOTED, "SKILL_EVAL_RED_MULTILINE": MULTILINE, "SKILL_EVAL_RED_SPLIT": SPLIT}
+SECRETS = {"EVAL_RED_QUOTED": QUOTED, "EVAL_RED_MULTILINE": MULTILINE, "EVAL_RED_SPLIT": SPLIT}
 
 
 def _write(path: Path, text: str) -> None:
@@ -224,7 +224,7 @@ def test_host_crash_mid_turn_keeps_partial_evidence_redacted(pytester: pytest.Py
     root = pytester.path
     _write(root / "ext" / "crash.mjs",
            "export default function (pi) { pi.on('tool_call', async (event) => {\n"
-           "  if (event.toolName === 'read') { console.error('dying with ' + process.env.SKILL_EVAL_RED_SPLIT); process.exit(7); }\n"
+           "  if (event.toolName === 'read') { console.error('dying with ' + process.env.EVAL_RED_SPLIT); process.exit(7); }\n"
            "}); }\n")
     expectations = [{"id": "t1", "kind": "file-text", "variant": "candidate", "path": "out.json", "turn": 1,
                      "expect": "contains", "value": "complete"}]
