@@ -188,14 +188,15 @@ def check_path(path: Path, root: Path) -> tuple[str, bool]:
 def render_report(target: str, title: str, groups: Sequence[GroupReport], errors: Sequence[str] = ()) -> tuple[str, bool]:
     """The check report and its ok flag (pure)."""
     lines = [f"check {target}: {title}"]
-    problems = len(errors)
+    # a DefinitionError lists one problem per line
+    problems = sum(len(message.split("\n")) for message in errors)
     for message in errors:
         lines += [f"  error {line}" for line in message.split("\n")]
     for group in groups:
         lines.append("")
         lines.append(group.label)
         if group.load_error is not None:
-            problems += 1
+            problems += len(group.load_error.split("\n"))
             lines += [f"  error {line}" for line in group.load_error.split("\n")]
             continue
         width = max((len(f.subject) for f in group.findings), default=0)

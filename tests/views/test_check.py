@@ -48,20 +48,22 @@ def test_absolute_path(root: Path) -> None:
 
 
 @pytest.mark.parametrize(
-    ("text", "message"),
+    ("text", "message", "count"),
     [
-        ("{ not json", "expected JSON, found invalid JSON at line 1"),
-        ('{"schema_version": 1, "kind": "group"}', '/id: expected'),
-        ('{"schema_version": 1, "kind": "other"}', '/kind: expected one of "group", "suite"'),
+        ("{ not json", "expected JSON, found invalid JSON at line 1", "1 problem"),
+        # every missing required field is its own problem, and the summary counts each
+        ('{"schema_version": 1, "kind": "group"}', '/id: expected', "8 problems"),
+        ('{"schema_version": 1, "kind": "other"}', '/kind: expected one of "group", "suite"', "1 problem"),
     ],
 )
-def test_definition_that_does_not_load(root: Path, text: str, message: str) -> None:
+def test_definition_that_does_not_load(root: Path, text: str, message: str, count: str) -> None:
     (root / "broken.json").write_text(text)
     report, ok = check_path(Path("broken.json"), root)
     assert not ok
     assert report.startswith("check broken.json: does not load\n  error ")
     assert message in report
-    assert report.endswith("\n1 problem found\n")
+    assert report.count("\n  error ") == int(count.split()[0])
+    assert report.endswith(f"\n{count} found\n")
 
 
 def test_missing_definition(root: Path) -> None:
