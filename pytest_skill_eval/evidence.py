@@ -30,6 +30,7 @@ import json
 import os
 import secrets
 import shutil
+import stat
 import tempfile
 from datetime import datetime, timezone
 from pathlib import Path
@@ -102,19 +103,38 @@ def read_json(path: Path) -> Any:
 Transform = Callable[[bytes], "tuple[bytes, int]"]
 
 
+def _read_regular(source: str) -> bytes | None:
+    """The bytes of *source* if it is a regular file, else ``None``, never blocking.
+
+    Opened with ``O_NONBLOCK | O_NOFOLLOW`` and checked with ``fstat`` on the open
+    descriptor, so a FIFO swapped in after the directory was listed cannot hang the copy.
+    """
+    fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(handle.fileno()).st_mode):
+            return None
+        return handle.read()
+
+
 def copy_tree_atomic(src: Path, dest: Path, transform: Transform | None = None) -> dict[str, int]:
     """Copy a directory into evidence: built beside *dest*, then renamed into place.
 
-    With *transform* every regular file passes through it as it is written (redaction);
-    the result maps each slash-separated relative path it changed to its count.
+    Directories, regular files and symlinks (as links) are copied; FIFOs, sockets and
+    devices are left out, since reading one could block forever. With *transform* every
+    regular file passes through it as it is written (redaction); the result maps each
+    slash-separated relative path it changed to its count.
     """
     dest.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{dest.name}.", dir=dest.parent))
     counts: dict[str, int] = {}
 
     def copy(source: str, target: str) -> str:
-        assert transform is not None
-        data, n = transform(Path(source).read_bytes())
+        data = _read_regular(source)
+        if data is None:
+            return target  # not a regular file: not evidence
+        n = 0
+        if transform is not None:
+            data, n = transform(data)
         Path(target).write_bytes(data)
         shutil.copystat(source, target)
         if n:
@@ -122,10 +142,7 @@ def copy_tree_atomic(src: Path, dest: Path, transform: Transform | None = None) 
         return target
 
     try:
-        if transform is None:
-            shutil.copytree(src, staging, symlinks=True, dirs_exist_ok=True)
-        else:
-            shutil.copytree(src, staging, symlinks=True, dirs_exist_ok=True, copy_function=copy)
+        shutil.copytree(src, staging, symlinks=True, dirs_exist_ok=True, copy_function=copy)
         if dest.exists():
             shutil.rmtree(dest)
         os.replace(staging, dest)

@@ -82,6 +82,21 @@ export function canonical(p) {
   }
 }
 
+/** "FIFO", "socket" or "device" when `p` exists and is one, else undefined. */
+export function specialKind(p) {
+  let st;
+  try {
+    st = fs.statSync(p);
+  } catch (err) {
+    if (err?.code === "ENOENT") return undefined;
+    throw new Uncertain(`cannot inspect ${p} (${err?.code ?? err})`);
+  }
+  if (st.isFIFO()) return "FIFO";
+  if (st.isSocket()) return "socket";
+  if (st.isCharacterDevice() || st.isBlockDevice()) return "device";
+  return undefined;
+}
+
 export function inside(p, root) {
   return p === root || p.startsWith(root.endsWith(path.sep) ? root : root + path.sep);
 }
@@ -113,6 +128,10 @@ export function decide(tool, input, config, cwds, home = os.homedir()) {
         }
         if (!roots.some((root) => inside(target, root))) {
           return `${PREFIX}: ${tool} of ${shown} resolves to ${target}, outside ${where}`;
+        }
+        const kind = specialKind(target);
+        if (kind !== undefined) {
+          return `${PREFIX}: ${tool} of ${shown} resolves to ${target}, a ${kind} (opening it could block forever)`;
         }
       }
     }
