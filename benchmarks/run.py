@@ -269,7 +269,7 @@ def run_pytest(
 ) -> PytestRun:
     """Run pytest in a fresh interpreter in *root*; wall time from spawn to exit."""
     runs = root / ".skill-eval" / "runs"
-    before = set(runs.iterdir()) if runs.is_dir() else set()
+    before = {p for p in runs.iterdir() if p.is_dir()} if runs.is_dir() else set()
     rss_dir = Path(tempfile.mkdtemp(prefix="rss-", dir=root.parent))
     env = dict(os.environ)
     env.update(
@@ -295,7 +295,7 @@ def run_pytest(
     output = proc.stdout + proc.stderr
     if proc.returncode not in tuple(expect):
         raise BenchError(f"pytest {' '.join(args)} in {root} exited {proc.returncode}:\n{output[-4000:]}")
-    after = set(runs.iterdir()) if runs.is_dir() else set()
+    after = {p for p in runs.iterdir() if p.is_dir()} if runs.is_dir() else set()
     new = sorted(after - before)
     memory = tuple(json.loads(p.read_text()) for p in sorted(rss_dir.glob("*.json")))
     shutil.rmtree(rss_dir, ignore_errors=True)

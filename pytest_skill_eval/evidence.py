@@ -42,6 +42,19 @@ from .observation import ContextRequest, RunObservation
 RUNS_DIR = Path(".skill-eval") / "runs"
 
 
+def ensure_runs_dir(root: Path) -> Path:
+    """``<root>/.skill-eval/runs``, given a ``.gitignore`` of ``*`` when it has none.
+
+    Evidence holds workspaces and transcripts that do not belong in the skill's repository.
+    A ``.gitignore`` already there (the user's own) is left alone.
+    """
+    runs = root / RUNS_DIR
+    ignore = runs / ".gitignore"
+    if not ignore.exists():
+        write_atomic(ignore, b"# evidence written by pytest-skill-eval; not for version control\n*\n")
+    return runs
+
+
 def new_result_id(now: Callable[[], datetime] = lambda: datetime.now(timezone.utc)) -> str:
     """``YYYYmmddHHMMSS-<8 hex>``."""
     return f"{now().strftime('%Y%m%d%H%M%S')}-{secrets.token_hex(4)}"

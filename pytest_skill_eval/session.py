@@ -202,6 +202,7 @@ class SkillEvalSession:
 
             stall = opt("skill_eval_stall_timeout")
             self._router = ModelRouter(self.root)
+            evidence.ensure_runs_dir(self.root)
             self._engine_config = EngineConfig(
                 root=self.root,
                 result_dir=self.result_dir,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import subprocess
 import os
 import shutil
 from pathlib import Path
@@ -33,7 +34,7 @@ def quickstart(pytester: pytest.Pytester, pi_host: object) -> pytest.Pytester:
 
 
 def _only_result(root: Path) -> Path:
-    results = list((root / ".skill-eval" / "runs").iterdir())
+    results = [p for p in (root / ".skill-eval" / "runs").iterdir() if p.is_dir()]
     assert len(results) == 1, results
     return results[0]
 
@@ -57,6 +58,12 @@ def test_quickstart_reports_real_fail_to_pass_transitions(quickstart: pytest.Pyt
     assert list((scratch / f"skill-eval-{os.getuid()}").iterdir()) == [], "per-run scratch directories are removed"
 
     result_dir = _only_result(quickstart.path)
+    # evidence stays out of the skill's repository
+    assert (quickstart.path / ".skill-eval" / "runs" / ".gitignore").read_text().splitlines()[-1] == "*"
+    git = subprocess.run(["git", "init", "-q"], cwd=quickstart.path, check=True)
+    status = subprocess.run(["git", "status", "--porcelain", "--untracked-files=all", ".skill-eval"], cwd=quickstart.path,
+                            capture_output=True, text=True, check=True)
+    assert git.returncode == 0 and status.stdout == ""
     summary = json.loads((result_dir / "result.json").read_text())
     assert summary["state"] == "complete"
     assert [g["comparisons"] for g in summary["groups"]] == [{"reads-skill": "fail-to-pass"}, {"result-exists": "fail-to-pass"}]
@@ -158,3 +165,11 @@ def test_evidence_that_cannot_be_persisted_stops_queued_work_and_publishes_no_su
     res = _only_result(quickstart.path)
     assert not (res / "result.json").exists()
     assert not (res / "groups" / "002-release-notes-body").exists(), "the queued group never started"
+
+
+def test_a_users_own_runs_gitignore_is_left_alone(quickstart: pytest.Pytester) -> None:
+    own = quickstart.path / ".skill-eval" / "runs" / ".gitignore"
+    own.parent.mkdir(parents=True)
+    own.write_text("# mine\n!keep/\n")
+    quickstart.runpytest_subprocess("-p", "no:cacheprovider", "-k", "activation").assert_outcomes(passed=1)
+    assert own.read_text() == "# mine\n!keep/\n"

@@ -21,7 +21,7 @@ def test_workflow_suite_transitions_and_evidence(pytester: pytest.Pytester, pi_h
         "*suite.json::natural-activation PASSED fail-to-pass*",
         "*suite.json::contract-output PASSED pass-to-pass, fail-to-pass*",
     ])
-    (res,) = (pytester.path / ".skill-eval" / "runs").iterdir()
+    (res,) = (p for p in (pytester.path / ".skill-eval" / "runs").iterdir() if p.is_dir())
     activation = res / "groups" / "001-natural-activation"
     for variant in ("baseline", "candidate"):
         run = json.loads((activation / variant / "run.json").read_text())

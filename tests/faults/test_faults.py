@@ -67,7 +67,7 @@ def _processes_in(scratch: Path) -> list[psutil.Process]:
 
 
 def _result(root: Path) -> Path:
-    (result,) = list((root / ".skill-eval" / "runs").iterdir())
+    (result,) = [p for p in (root / ".skill-eval" / "runs").iterdir() if p.is_dir()]
     for path in result.rglob("*.json"):
         if "workspace" not in path.parts:
             json.loads(path.read_text())  # every evidence JSON parses: writes are atomic

@@ -44,7 +44,7 @@ def _run(pytester: pytest.Pytester, group: dict, script: dict, *args: str) -> tu
     _write(pytester.path / "groups" / f"{group['id']}.json", json.dumps(group))
     _write(pytester.path / "groups" / "scripts" / f"{group['id']}.json", json.dumps(script))
     result = pytester.runpytest_subprocess("--skill-eval", f"groups/{group['id']}.json", "-p", "no:cacheprovider", *args)
-    runs = list((pytester.path / ".skill-eval" / "runs").iterdir())
+    runs = [p for p in (pytester.path / ".skill-eval" / "runs").iterdir() if p.is_dir()]
     assert len(runs) == 1
     return result, next((runs[0] / "groups").iterdir())
 

@@ -128,7 +128,7 @@ def test_echoed_secrets_never_reach_evidence_and_json_stays_valid(pytester: pyte
     result = pytester.runpytest_subprocess("--skill-eval", "groups/echo.json", "-p", "no:cacheprovider",
                                            "--skill-eval-auth", str(root / "auth.json"))
     evidence_root = root / ".skill-eval"
-    (res,) = (evidence_root / "runs").iterdir()
+    (res,) = (p for p in (evidence_root / "runs").iterdir() if p.is_dir())
     gdir = res / "groups" / "001-echo"
     values = [*SECRETS.values(), AUTH]
     assert _leaks(evidence_root, values) == []
@@ -166,7 +166,7 @@ def test_short_inherited_value_makes_the_variant_invalid_before_the_subject_star
     _setup(pytester.path, group, {"schema": "skill-eval-script/1", "turns": [{"steps": [{"text": "ok"}]}]})
     result = pytester.runpytest_subprocess("--skill-eval", "groups/short.json", "-p", "no:cacheprovider")
     result.assert_outcomes(errors=1)
-    (res,) = (pytester.path / ".skill-eval" / "runs").iterdir()
+    (res,) = (p for p in (pytester.path / ".skill-eval" / "runs").iterdir() if p.is_dir())
     _assert_json_parses(res)
     run = json.loads((res / "groups" / "001-short" / "candidate" / "run.json").read_text())
     assert run["state"] == "invalid"
@@ -240,7 +240,7 @@ def test_host_crash_mid_turn_keeps_partial_evidence_redacted(pytester: pytest.Py
                                            "--skill-eval-variant", "candidate")
     result.assert_outcomes(errors=1)
     evidence_root = root / ".skill-eval"
-    (res,) = (evidence_root / "runs").iterdir()
+    (res,) = (p for p in (evidence_root / "runs").iterdir() if p.is_dir())
     run = json.loads((res / "groups" / "001-crash" / "candidate" / "run.json").read_text())
     assert run["state"] == "infrastructure-failed" and run["returncode"] == 7
     assert "dying with <redacted>" in (res / "groups" / "001-crash" / "candidate" / "stderr.txt").read_text()

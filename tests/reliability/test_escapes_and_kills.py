@@ -87,7 +87,7 @@ def test_every_escape_through_tool_calls_is_blocked_and_recorded(pytester: pytes
     _write(root / "groups" / "scripts" / "escapes.json", json.dumps({"schema": "skill-eval-script/1", "turns": [{"steps": steps}]}))
     result = pytester.runpytest_subprocess("--skill-eval", "groups/escapes.json", "-p", "no:cacheprovider")
     result.assert_outcomes(passed=1)
-    (res,) = (root / ".skill-eval" / "runs").iterdir()
+    (res,) = (p for p in (root / ".skill-eval" / "runs").iterdir() if p.is_dir())
     for variant in ("baseline", "candidate"):
         vdir = res / "groups" / "001-escapes" / variant
         calls = json.loads((vdir / "transcript.json").read_text())["turns"][0]["tool_calls"]
@@ -128,7 +128,7 @@ def test_sigkilled_evaluator_leaves_parseable_evidence_and_no_orphans(pytester: 
     proc.wait(timeout=30)
     gone, alive = psutil.wait_procs([psutil.Process(p) for p in pi_pids if psutil.pid_exists(p)], timeout=10)
     assert alive == [], "pi outlived a SIGKILLed evaluator"
-    (res,) = (root / ".skill-eval" / "runs").iterdir()
+    (res,) = (p for p in (root / ".skill-eval" / "runs").iterdir() if p.is_dir())
     for path in res.rglob("*"):
         if path.is_file() and path.suffix == ".json" and "workspace" not in path.parts:
             json.loads(path.read_text())

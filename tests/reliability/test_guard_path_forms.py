@@ -135,7 +135,7 @@ def test_every_path_form_is_decided_on_the_file_the_tool_opens(pytester: pytest.
     result = pytester.runpytest_subprocess("--skill-eval", "groups/forms.json", "-p", "no:cacheprovider",
                                            "--skill-eval-auth", "auth.json")
     result.assert_outcomes(passed=1)
-    (res,) = (root / ".skill-eval" / "runs").iterdir()
+    (res,) = (p for p in (root / ".skill-eval" / "runs").iterdir() if p.is_dir())
     gdir = res / "groups" / "001-forms"
     for variant_name in ("baseline", "candidate"):
         vdir = gdir / variant_name

@@ -56,7 +56,7 @@ def run_suite(root: Path, *args: str) -> StoredRun:
         text=True,
         timeout=600,
     )
-    runs = sorted((root / ".skill-eval" / "runs").iterdir()) if (root / ".skill-eval" / "runs").is_dir() else []
+    runs = sorted(p for p in (root / ".skill-eval" / "runs").iterdir() if p.is_dir()) if (root / ".skill-eval" / "runs").is_dir() else []
     assert len(runs) == 1, f"expected one result, found {runs}\n{proc.stdout}\n{proc.stderr}"
     return StoredRun(root, runs[0].name, proc.returncode, proc.stdout + proc.stderr)
 
