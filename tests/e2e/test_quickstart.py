@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-import subprocess
 import os
 import shutil
+import subprocess
 from pathlib import Path
 
 import psutil

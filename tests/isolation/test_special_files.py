@@ -11,7 +11,16 @@ import json
 
 import pytest
 
-from .test_isolation import SKILL, _group, _run, _run_json, _script, _transcript, _variant, _write
+from .test_isolation import (
+    SKILL,
+    _group,
+    _run,
+    _run_json,
+    _script,
+    _transcript,
+    _variant,
+    _write,
+)
 
 pytestmark = pytest.mark.pi
 
@@ -38,7 +47,7 @@ def test_a_fifo_in_the_workspace_is_refused_and_left_out_of_evidence(root: pytes
              {"tool_calls": [{"name": "write", "arguments": {"path": "pipe", "content": "x"}}]},
              {"tool_calls": [{"name": "read", "arguments": {"path": "plain.txt"}}]},
              {"text": "done"}]
-    result, gdir = _run(root, group, _script(calls, ), "--skill-eval-stall-timeout=20")
+    result, gdir = _run(root, group, _script(calls), "--skill-eval-stall-timeout=20")
     result.assert_outcomes(passed=1)
     for variant in ("baseline", "candidate"):
         run = _run_json(gdir, variant)
