@@ -41,6 +41,7 @@ __all__ = [
     "BODY_TOOLS",
     "DESCRIPTION_TOOLS",
     "SECRET_NAME_MARKERS",
+    "TOOL_NAME",
     "UNSUPPORTED_TOOLS",
     "VARIANTS",
     "ExtensionBundle",
@@ -772,7 +773,7 @@ def _tool_problems(doc: dict[str, Any]) -> list[Problem]:
         allowed, expected = None, "a supported tool"
     problems = []
     for index, tool in enumerate(tools):
-        if not isinstance(tool, str) or not _TOOL_NAME.match(tool):
+        if not isinstance(tool, str) or not TOOL_NAME.match(tool):
             continue  # the schema's pattern reports it
         if tool in UNSUPPORTED_TOOLS:
             problems.append(Problem(f"/tools/{index}", f"expected {expected}, found {_quote(tool)} (native {_quote(tool)} is unsupported)"))
@@ -781,8 +782,9 @@ def _tool_problems(doc: dict[str, Any]) -> list[Problem]:
     return problems
 
 
-#: Kept equal to the ``tools`` item pattern of group.schema.json.
-_TOOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}\Z")
+#: The tool-name syntax, kept equal to the ``tools`` item pattern of group.schema.json.
+#: The launch layer applies it too: pi splits ``--tools`` on commas with no escaping.
+TOOL_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,63}\Z")
 
 
 def _expectation_problems(doc: dict[str, Any]) -> list[Problem]:

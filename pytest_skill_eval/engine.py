@@ -27,7 +27,13 @@ from .host.launch import (
     write_agent_config,
     write_tool_gate,
 )
-from .host.protocol import build_turn, registered_context, registered_skills, turn_to_json, usage_totals
+from .host.protocol import (
+    build_turn,
+    registered_context,
+    registered_skills,
+    turn_to_json,
+    usage_totals,
+)
 from .isolation import (
     InvalidVariant,
     auth_secrets,
@@ -313,18 +319,33 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, b
     observer_out = base / "observations.jsonl"
     # configuration is inlined into per-variant copies of the extensions, outside the workspace
     host_ext = base / "host-extensions"
-    gate_dir = base / "tool-gate"
-    private = [os.path.realpath(p) for p in (host_ext, gate_dir, agent_dir, home, observer_out)]
+    private = [os.path.realpath(p) for p in (host_ext, agent_dir, home, observer_out)]
     guard_config = {**allowed_roots_config(workspace, skills + contexts), "deny": private, "context": contexts_text}
     write_agent_config(agent_dir, home, providers, user_models=cfg.user_models, auth_file=cfg.auth_file)
     session_dir = base / "session" if group.runtime.session else None
     try:
-        gate = write_tool_gate(gate_dir, group.tools)
+        gate = write_tool_gate(host_ext, group.tools)
         extensions = [configured_extension("guard.mjs", host_ext, guard_config), gate, *bundle_entries]
         if observe:
             extensions.append(configured_extension("observer.mjs", host_ext, {"out": str(observer_out)}))
-        plan = _launch_plan(group, host, workspace, agent_dir, home, skills, extensions, provider, model_id, session_dir,
-                            inherited)
+        plan = LaunchPlan(
+            host=host,
+            mode=launch_mode(group.type == "description", group.prompts),
+            workspace=workspace,
+            agent_dir=agent_dir,
+            home=home,
+            skills=tuple(skills),
+            extensions=tuple(extensions),
+            tools=group.tools,
+            provider=provider,
+            model=model_id,
+            thinking=group.model.thinking if group.model else None,
+            session_dir=session_dir,
+            prompts=group.prompts,
+            literal_env=group.runtime.environment.literal,
+            inherited_env=inherited,
+            compile_cache=None if os.environ.get("SKILL_EVAL_NO_COMPILE_CACHE") else cache_dir() / "node-compile-cache" / host.version,
+        )
     except LaunchRefused as exc:
         record["reason"] = f"launch refused: {exc}"
         write_record(record)
@@ -386,30 +407,6 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, b
     if run.outcome == "cancelled":
         raise KeyboardInterrupt  # evidence is safe on disk; no queued subject may start
     return VariantOutcome(name, record["state"], record["reason"], run_dir)
-
-
-def _launch_plan(group: Group, host: HostInstallation, workspace: Path, agent_dir: Path, home: Path, skills: list[Path],
-                 extensions: list[Path], provider: str, model_id: str, session_dir: Path | None,
-                 inherited: Mapping[str, str]) -> LaunchPlan:
-    """The launch of one variant; raises ``LaunchRefused`` for a value pi must not get."""
-    return LaunchPlan(
-        host=host,
-        mode=launch_mode(group.type == "description", group.prompts),
-        workspace=workspace,
-        agent_dir=agent_dir,
-        home=home,
-        skills=tuple(skills),
-        extensions=tuple(extensions),
-        tools=group.tools,
-        provider=provider,
-        model=model_id,
-        thinking=group.model.thinking if group.model else None,
-        session_dir=session_dir,
-        prompts=group.prompts,
-        literal_env=group.runtime.environment.literal,
-        inherited_env=inherited,
-        compile_cache=None if os.environ.get("SKILL_EVAL_NO_COMPILE_CACHE") else cache_dir() / "node-compile-cache" / host.version,
-    )
 
 
 def resolve_skill_command(commands: list[dict[str, Any]], target_file: Path) -> tuple[str | None, str | None]:

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import shutil
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -17,6 +16,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
+from ..definitions import TOOL_NAME, UNSUPPORTED_TOOLS
 from ..envpolicy import reserved_reason
 from ..errors import LaunchRefused
 from .install import HostInstallation
@@ -34,12 +34,24 @@ PINNED_SETTINGS: dict[str, Any] = {
 
 Mode = Literal["json", "rpc"]
 
-#: What the launch accepts as a tool name. pi splits ``--tools`` on commas, trims, and reads
-#: ``+name``/``-name`` as modifiers and ``*`` as a pattern, and offers no escaping, so every
-#: name is checked before the list is joined; anything else is refused, never escaped.
-TOOL_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_-]{0,63}")  # the loader's rule (group.schema.json)
-#: pi's native tools that take paths or commands the guard does not judge.
-UNGUARDED_NATIVE_TOOLS: frozenset[str] = frozenset({"bash", "powershell", "grep", "find", "ls"})
+
+
+def refuse_unsafe_tools(tools: Sequence[str]) -> None:
+    """Raise :class:`LaunchRefused` for a tool list the host must not get.
+
+    pi splits ``--tools`` on commas, trims, and reads ``+name``/``-name`` as modifiers and
+    ``*`` as a pattern, and offers no escaping, so every name must follow the loader's
+    syntax before the list is joined; anything else is refused, never escaped. pi's native
+    tools that take paths or commands the guard does not judge are refused too.
+    """
+    for tool in tools:
+        if not TOOL_NAME.match(tool):
+            raise LaunchRefused(f"tool name {tool!r} is not a plain identifier (a letter, then letters, digits, '_' or '-')")
+    unguarded = sorted(set(UNSUPPORTED_TOOLS).intersection(tools))
+    if unguarded:
+        raise LaunchRefused(f"native tool(s) {unguarded} would run unguarded")
+    if len(set(tools)) != len(tools):
+        raise LaunchRefused(f"tool list {list(tools)!r} names a tool twice")
 
 
 def launch_mode(description_prompt: bool, prompts: Sequence[str]) -> Mode:
@@ -77,14 +89,7 @@ class LaunchPlan:
     compile_cache: Path | None = None
 
     def __post_init__(self) -> None:
-        for tool in self.tools:
-            if not TOOL_NAME.fullmatch(tool):
-                raise LaunchRefused(f"tool name {tool!r} is not a plain identifier (a letter, then letters, digits, '_' or '-')")
-        unguarded = sorted(UNGUARDED_NATIVE_TOOLS.intersection(self.tools))
-        if unguarded:
-            raise LaunchRefused(f"native tool(s) {unguarded} would run unguarded")
-        if len(set(self.tools)) != len(self.tools):
-            raise LaunchRefused(f"tool list {list(self.tools)!r} names a tool twice")
+        refuse_unsafe_tools(self.tools)
         if self.mode == "json" and any(p.startswith("@") for p in self.prompts):
             raise LaunchRefused("a prompt starting with '@' would be read by pi as a file to attach")
         user_names = [name for name, _ in self.literal_env] + list(self.inherited_env)
@@ -184,24 +189,22 @@ def bundled_extension(name: str) -> Path:
     return Path(str(resources.files("pytest_skill_eval.host") / "extensions" / name))
 
 
-def write_tool_gate(directory: Path, tools: Sequence[str]) -> Path:
-    """This variant's copy of the tool gate, with the declared tool list written into it.
+def write_tool_gate(dest: Path, tools: Sequence[str]) -> Path:
+    """This variant's copy of the tool gate, with the declared tool list inlined.
 
-    The gate records the active tools beside itself, so *directory* must lie outside the
-    workspace (the guard keeps the subject out of it).
+    The list is checked before it is written into the module. The gate records the active
+    tools in ``active-tools.jsonl`` beside itself, so *dest* must lie outside the workspace.
     """
-    for tool in tools:
-        if not TOOL_NAME.fullmatch(tool):
-            raise LaunchRefused(f"tool name {tool!r} is not a plain identifier (a letter, then letters, digits, '_' or '-')")
-    source = bundled_extension("tool-gate.mjs").read_text(encoding="utf-8")
-    directory.mkdir(parents=True, exist_ok=True)
-    target = directory / "tool-gate.mjs"
-    target.write_text(source.replace("/*DECLARED*/[]", json.dumps(list(tools))), encoding="utf-8")
-    return target
+    refuse_unsafe_tools(tools)
+    return configured_extension("tool-gate.mjs", dest, {"declared": list(tools)})
 
 
 #: Where each template extension takes its inlined configuration (see guard.mjs).
-_CONFIG_SLOTS = {"guard.mjs": "/*SKILL_EVAL_GUARD_CONFIG*/ null", "observer.mjs": "/*SKILL_EVAL_OBSERVER_CONFIG*/ null"}
+_CONFIG_SLOTS = {
+    "guard.mjs": "/*SKILL_EVAL_GUARD_CONFIG*/ null",
+    "observer.mjs": "/*SKILL_EVAL_OBSERVER_CONFIG*/ null",
+    "tool-gate.mjs": "/*SKILL_EVAL_TOOL_GATE_CONFIG*/ null",
+}
 #: Modules a configured extension imports from beside itself.
 _COMPANIONS = {"guard.mjs": ("guard-paths.mjs",)}
 

@@ -5,13 +5,15 @@
 // with the guard's prefix, so it is evidence, never an unguarded action.
 // Before every model request it records the tools pi actually has active, as JSON lines
 // in active-tools.jsonl beside this file; the evaluator compares them with the declared
-// list. The evaluator writes a copy of this file per variant with DECLARED filled in, in
-// a directory outside the workspace: no environment variable can redirect either.
+// list. This file is a template: the evaluator writes a copy per variant, outside the
+// workspace, with the configuration inlined below; no environment variable can redirect
+// either. Unconfigured, the gate blocks every tool.
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-const DECLARED = /*DECLARED*/[];
+const config = /*SKILL_EVAL_TOOL_GATE_CONFIG*/ null;
+const DECLARED = config?.declared ?? [];
 const PREFIX = "skill-eval guard blocked";
 const out = path.join(path.dirname(fileURLToPath(import.meta.url)), "active-tools.jsonl");
 
