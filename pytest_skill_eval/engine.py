@@ -17,6 +17,7 @@ from typing import Any, Callable, Iterable, Mapping
 from . import evidence
 from .definitions import VARIANTS, Group, Suite, Variant, VariantName
 from .errors import HostError, LaunchRefused, ScriptError, SkillEvalError, SourceError
+from .grading.kinds import WORKSPACE_KINDS
 from .host.driver import HostRun, Safeguards, run_json, run_rpc
 from .host.install import HostInstallation, cache_dir
 from .host.launch import (
@@ -47,8 +48,6 @@ from .redaction import Redactor, redact_events, unsafe_reason
 from .scratch import new_run_dir
 
 GUARD_PREFIX = "skill-eval guard blocked"
-#: expectation kinds judged on workspace state: with a ``turn`` they need per-turn snapshots
-WORKSPACE_KINDS = frozenset({"path", "changed-paths", "file-text", "json"})
 Progress = Callable[[str], None]
 
 

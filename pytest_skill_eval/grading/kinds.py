@@ -543,7 +543,8 @@ def describe_expected(check: Check, group: Group) -> str:
     return _KINDS[check.kind][0](check, group)
 
 
-_WORKSPACE_KINDS = frozenset({"path", "changed-paths", "file-text", "json"})
+#: kinds judged on workspace state: a ``turn`` makes them read that turn's snapshot
+WORKSPACE_KINDS = frozenset({"path", "changed-paths", "file-text", "json"})
 
 
 def redaction_note(check: Check, obs: RunObservation) -> str | None:
@@ -552,7 +553,7 @@ def redaction_note(check: Check, obs: RunObservation) -> str | None:
     A file holding an inherited value is stored with it replaced by the redaction marker,
     so a check on it may fail because of redaction; the verdict says so.
     """
-    if check.kind not in _WORKSPACE_KINDS or not obs.redactions:
+    if check.kind not in WORKSPACE_KINDS or not obs.redactions:
         return None
     prefix = "workspace/" if check.turn is None else f"turns/{check.turn}/workspace/"
     if check.kind == "changed-paths":
