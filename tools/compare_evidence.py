@@ -1,0 +1,191 @@
+"""Compare the evidence trees two versions of the plugin write for the example suites.
+
+A refactoring must not change what a run stores. This script runs the example suites
+(every group, through the real host, with the embedded scripted model) with the plugin
+installed in a given virtual environment, normalises what legitimately differs between two
+runs of the same code (result ids, times, durations, scratch directories, pi's session and
+message ids, process ids, token counts (they follow the scratch paths' length), the order
+of pi's events (parallel tool calls finish in any order), and pi's streaming
+`message_update` records, which split text wherever the socket delivered it), and writes a digest: one entry per evidence file, with the
+normalised text for JSON and text files and a hash for everything else.
+
+    python tools/compare_evidence.py snapshot --python .venv/bin/python before.json
+    # ... change the code ...
+    python tools/compare_evidence.py snapshot --python .venv/bin/python after.json
+    python tools/compare_evidence.py diff before.json after.json
+
+`diff` exits 0 when the digests agree and 1 with a unified diff of every file that differs.
+Two snapshots of the same commit agree (`selftest` checks that), so a difference is a
+change in behaviour.
+"""
+
+from __future__ import annotations
+
+import argparse
+import difflib
+import hashlib
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parent.parent
+SUITES = ("quickstart", "workflow")
+
+RESULT_ID = re.compile(r"\b\d{14}-[0-9a-f]{8}\b")
+UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
+ISO_TIME = re.compile(r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z\b")
+SCRATCH = re.compile(r"/[^\s\"']*?/skill-eval-[^/\s\"']+(?:/run-[^/\s\"']+)?")
+#: Keys whose values are times or durations, wherever they occur.
+TIME_KEYS = frozenset({
+    "started_at", "ended_at", "turn_times", "duration", "duration_s", "elapsed", "timestamp",
+    "created_at", "finished_at", "pid", "regraded_at", "durationMs", "ttftMs", "elapsedMs",
+})
+#: Numbers that look like epoch seconds or milliseconds (2020 .. 2040).
+EPOCH_S = (1.58e9, 2.21e9)
+EPOCH_MS = (1.58e12, 2.21e12)
+
+
+def _normalise_text(text: str, root: str) -> str:
+    text = text.replace(root, "<root>")
+    text = RESULT_ID.sub("<result-id>", text)
+    text = UUID.sub("<uuid>", text)
+    text = ISO_TIME.sub("<time>", text)
+    return SCRATCH.sub("<scratch>", text)
+
+
+def _counts(value: Any) -> Any:
+    """Token counts depend on the length of the scratch paths in the prompt: keep the shape."""
+    if isinstance(value, dict):
+        return {key: _counts(item) for key, item in value.items()}
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return "<count>"
+    return value
+
+
+def _normalise_json(value: Any, root: str) -> Any:
+    if isinstance(value, dict):
+        out: dict[str, Any] = {}
+        for key, item in value.items():
+            if key in TIME_KEYS:
+                out[key] = "<time>"
+            elif key == "usage":
+                out[key] = _counts(item)
+            else:
+                out[_normalise_text(str(key), root)] = _normalise_json(item, root)
+        return out
+    if isinstance(value, list):
+        return [_normalise_json(item, root) for item in value]
+    if isinstance(value, str):
+        if value[:1] in ("[", "{"):  # JSON held as text, e.g. a provider context
+            try:
+                return _normalise_json(json.loads(value), root)
+            except json.JSONDecodeError:
+                pass
+        return _normalise_text(value, root)
+    return "<time>" if _looks_like_epoch(value) else value
+
+
+def _looks_like_epoch(value: Any) -> bool:
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    return EPOCH_S[0] <= value <= EPOCH_S[1] or EPOCH_MS[0] <= value <= EPOCH_MS[1]
+
+
+def _entry(path: Path, root: str) -> str:
+    data = path.read_bytes()
+    if path.suffix in {".json", ".jsonl"}:
+        try:
+            lines = data.decode().splitlines() if path.suffix == ".jsonl" else [data.decode()]
+            records = [json.loads(line) for line in lines if line.strip()]
+            # Streaming updates split the text wherever the socket delivered it, and carry
+            # usage only once the final chunk arrived: compare the settled records only.
+            records = [r for r in records if not (isinstance(r, dict) and r.get("type") == "message_update")]
+            texts = [json.dumps(_normalise_json(record, root), indent=1) for record in records]
+            if path.suffix == ".jsonl":
+                # pi finishes parallel tool calls in whichever order they complete.
+                texts.sort()
+            return "\n".join(texts)
+        except (UnicodeDecodeError, json.JSONDecodeError):
+            pass
+    try:
+        return _normalise_text(data.decode(), root)
+    except UnicodeDecodeError:
+        return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def _result_key(path: Path) -> str:
+    return RESULT_ID.sub("<result-id>", path.as_posix())
+
+
+def snapshot(python: Path, out: Path) -> None:
+    digest: dict[str, str] = {}
+    with tempfile.TemporaryDirectory(prefix="compare-evidence-") as tmp:
+        for name in SUITES:
+            suite = Path(tmp) / name
+            shutil.copytree(REPO / "example_suites" / name, suite)
+            proc = subprocess.run(
+                [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+                cwd=suite, capture_output=True, text=True, check=False,
+            )
+            digest[f"{name}/pytest-exit"] = str(proc.returncode)
+            runs = suite / ".skill-eval" / "runs"
+            for path in sorted(runs.rglob("*")):
+                if path.is_file() and not path.is_symlink():
+                    rel = f"{name}/{_result_key(path.relative_to(runs))}"
+                    digest[rel] = _entry(path, str(suite))
+                elif path.is_symlink():
+                    digest[f"{name}/{_result_key(path.relative_to(runs))}"] = "symlink:" + str(path.readlink())
+    out.write_text(json.dumps(digest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"{out}: {len(digest)} entries")
+
+
+def diff(before: Path, after: Path) -> int:
+    a = json.loads(before.read_text(encoding="utf-8"))
+    b = json.loads(after.read_text(encoding="utf-8"))
+    differing = 0
+    for key in sorted(set(a) | set(b)):
+        if a.get(key) == b.get(key):
+            continue
+        differing += 1
+        if key not in a or key not in b:
+            print(f"only in {'after' if key not in a else 'before'}: {key}")
+            continue
+        sys.stdout.writelines(difflib.unified_diff(
+            (a[key] + "\n").splitlines(keepends=True), (b[key] + "\n").splitlines(keepends=True),
+            f"before/{key}", f"after/{key}", n=2,
+        ))
+    print(f"{differing} of {len(set(a) | set(b))} entries differ")
+    return 1 if differing else 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    sub = parser.add_subparsers(dest="command", required=True)
+    snap = sub.add_parser("snapshot", help="run the example suites and write a digest")
+    snap.add_argument("out", type=Path)
+    snap.add_argument("--python", type=Path, default=REPO / ".venv" / "bin" / "python")
+    cmp_ = sub.add_parser("diff", help="compare two digests")
+    cmp_.add_argument("before", type=Path)
+    cmp_.add_argument("after", type=Path)
+    selftest = sub.add_parser("selftest", help="two snapshots of this checkout must agree")
+    selftest.add_argument("--python", type=Path, default=REPO / ".venv" / "bin" / "python")
+    args = parser.parse_args(argv)
+    if args.command == "snapshot":
+        snapshot(args.python, args.out)
+        return 0
+    if args.command == "diff":
+        return diff(args.before, args.after)
+    with tempfile.TemporaryDirectory() as tmp:
+        first, second = Path(tmp) / "a.json", Path(tmp) / "b.json"
+        snapshot(args.python, first)
+        snapshot(args.python, second)
+        return diff(first, second)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
