@@ -21,13 +21,18 @@
                 session/                     the isolated pi session directory (runtime.session)
 
 Every file is written atomically: temp file in the same directory, fsync, rename.
+Directories are built in a hidden staging directory beside their final name. A writer
+killed mid-write leaves those hidden entries behind: readers never list them
+(:func:`group_dirs`), and :func:`sweep_staging` removes them once no writer is left.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
 import stat
@@ -40,6 +45,16 @@ from .errors import EvidenceError
 from .observation import ContextRequest, RunObservation
 
 RUNS_DIR = Path(".skill-eval") / "runs"
+SELECTION_FILE = "selection.json"
+GRADE_FILE = "grade.json"
+GRADE_FALLBACK = "grade-fallback.json"
+GROUP_FILE = "group.json"
+GROUP_FALLBACK = "group-fallback.json"
+
+_GROUP_DIR = re.compile(r"(\d{3,})-(.+)")
+# tempfile's names: a prefix we choose, then 8 random characters from [a-z0-9_]
+_STAGING_DIR = re.compile(r"\..+\.[a-z0-9_]{8}")
+_TEMP_FILE = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
 
 
 def ensure_runs_dir(root: Path) -> Path:
