@@ -16,7 +16,14 @@ from typing import Any, Callable, Iterable, Mapping
 
 from . import evidence
 from .definitions import VARIANTS, Group, Suite, Variant, VariantName
-from .errors import EvidenceError, HostError, LaunchRefused, ScriptError, SkillEvalError, SourceError
+from .errors import (
+    EvidenceError,
+    HostError,
+    LaunchRefused,
+    ScriptError,
+    SkillEvalError,
+    SourceError,
+)
 from .grading.kinds import WORKSPACE_KINDS
 from .host.driver import HostRun, Safeguards, run_json, run_rpc
 from .host.install import HostInstallation, cache_dir
