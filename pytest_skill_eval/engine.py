@@ -16,7 +16,14 @@ from typing import Any, Callable, Iterable, Mapping
 
 from . import evidence
 from .definitions import VARIANTS, Group, Suite, Variant, VariantName
-from .errors import HostError, LaunchRefused, ScriptError, SkillEvalError, SourceError
+from .errors import (
+    EvidenceError,
+    HostError,
+    LaunchRefused,
+    ScriptError,
+    SkillEvalError,
+    SourceError,
+)
 from .grading.kinds import WORKSPACE_KINDS
 from .host.driver import HostRun, Safeguards, run_json, run_rpc
 from .host.install import HostInstallation, cache_dir
@@ -37,6 +44,7 @@ from .host.protocol import (
 )
 from .isolation import (
     InvalidVariant,
+    RevisionCheck,
     auth_secrets,
     check_description_revision,
     context_files,
@@ -111,10 +119,11 @@ def run_group(group: Group, position: int, cfg: EngineConfig, *, suite: Suite | 
             shared_error = f"fixture {group.fixture!r}: {exc}"
         try:
             snapshot_bundles(cfg.root, group, bundles)
-            if shared_error is None:
-                shared_error = check_description_revision(group, scratch / "revision-check", cfg.root)
         except (SkillEvalError, OSError) as exc:
             shared_error = shared_error or str(exc)
+        revision = check_description_revision(group, scratch / "revision-check", cfg.root) if shared_error is None else None
+        if revision is not None and revision.state == "failed" and shared_error is None:
+            shared_error = revision.reason
         cancelled = False
         for name in VARIANTS:
             run_dir = group_dir / name
@@ -141,33 +150,78 @@ def run_group(group: Group, position: int, cfg: EngineConfig, *, suite: Suite | 
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     suite_ref = {"id": suite.id, "path": str(suite.path)} if suite is not None else None
-    outcome = _publish_group(group, position, group_dir, outcomes, shared_error, suite_ref, redactor)
+    outcome = _publish_group(group, position, group_dir, outcomes, shared_error, suite_ref, redactor, revision)
     if cancelled:
         raise KeyboardInterrupt
     return outcome
 
 
 def _publish_group(group: Group, position: int, group_dir: Path, outcomes: dict[str, VariantOutcome],
-                   shared_error: str | None, suite: dict[str, str] | None, redactor: Redactor) -> GroupOutcome:
-    """Grade from persisted evidence, then write grade.json and group.json (in that order)."""
+                   shared_error: str | None, suite: dict[str, str] | None, redactor: Redactor,
+                   revision: RevisionCheck | None = None) -> GroupOutcome:
+    """Grade from persisted evidence, then write grade.json and group.json (in that order).
+
+    Spec: a recoverable grade/group publication failure becomes explicit ``grade-error``
+    fallback evidence. A grade that cannot be written as ``grade.json`` goes to
+    ``grade-fallback.json`` as a ``grade-error``; a group record that cannot be written as
+    ``group.json`` goes to ``group-fallback.json`` (with a fallback grade-error grade).
+    When a fallback cannot be written either, the error propagates: queued work stops.
+    """
     grade = grade_persisted(group, group_dir)
-    evidence.write_json(group_dir / "grade.json", redactor.json(grade.to_json())[0])
+    grade_json: dict[str, Any] = redactor.json(grade.to_json())[0]
+    grade_name = evidence.GRADE_FILE
+    problems: list[str] = []
+
+    def publish_fallback_grade(problem: str) -> None:
+        nonlocal grade_json, grade_name
+        problems.append(problem)
+        grade_json = fallback_grade(grade_json, problem)
+        evidence.write_json(group_dir / evidence.GRADE_FALLBACK, grade_json)
+        grade_name = evidence.GRADE_FALLBACK
+
+    try:
+        evidence.write_json(group_dir / evidence.GRADE_FILE, grade_json)
+    except _PUBLICATION_ERRORS as exc:
+        publish_fallback_grade(f"grade.json could not be written: {exc}; the grade is in {evidence.GRADE_FALLBACK}")
     state = group_state([o.state for o in outcomes.values()], fixture_failed=shared_error is not None)
-    evidence.write_json(
-        group_dir / "group.json",
-        redactor.json({
+
+    def record() -> dict[str, Any]:
+        value: dict[str, Any] = redactor.json({
             "id": group.id,
             "position": position,
             "path": str(group.path),
             "suite": suite,
             "type": group.type,
             "state": state,
-            "grade_state": grade.state,
+            "grade_state": grade_json["state"],
+            "grade_file": grade_name,
             "variants": {n: {"state": o.state, "reason": o.reason} for n, o in outcomes.items()},
+            "revision_check": revision.to_json() if revision is not None else None,
             "review_questions": list(group.review_questions),
-        })[0],
-    )
+            "publication_errors": list(problems),
+        })[0]
+        return value
+
+    try:
+        evidence.write_json(group_dir / evidence.GROUP_FILE, record())
+    except _PUBLICATION_ERRORS as exc:
+        problem = f"group.json could not be written: {exc}; the group record is in {evidence.GROUP_FALLBACK}"
+        if grade_name == evidence.GRADE_FILE:
+            publish_fallback_grade(problem)
+        else:
+            problems.append(problem)
+        evidence.write_json(group_dir / evidence.GROUP_FALLBACK, record())
     return GroupOutcome(group, position, state, group_dir, outcomes, grade)
+
+
+#: what a failed write of grade.json or group.json raises (serialising included)
+_PUBLICATION_ERRORS = (OSError, EvidenceError, TypeError, ValueError)
+
+
+def fallback_grade(grade: Mapping[str, Any], problem: str) -> dict[str, Any]:
+    """*grade* as an explicit ``grade-error``: its results kept, *problem* added as a system error."""
+    errors = [*grade.get("errors", []), {"scope": "system", "owner": None, "variant": None, "message": problem}]
+    return {**grade, "state": "grade-error", "errors": errors}
 
 
 def grade_persisted(group: Group, group_dir: Path) -> Any:
@@ -195,8 +249,7 @@ def persist_invalid_definition(result_dir: Path, position: int, ref: str, error:
 
     No group id is known, so the directory is named after the referenced file.
     """
-    stem = Path(ref).stem.lower() or "group"
-    group_dir = result_dir / "groups" / evidence.group_dir_name(position, f"invalid-{stem}")
+    group_dir = result_dir / "groups" / invalid_definition_dir_name(position, ref)
     reason = f"invalid group definition: {error}"
     evidence.write_json(
         group_dir / "group.json",
@@ -213,15 +266,25 @@ def persist_invalid_definition(result_dir: Path, position: int, ref: str, error:
     return group_dir
 
 
+def invalid_definition_dir_name(position: int, ref: str) -> str:
+    """``NNN-invalid-<file stem>``: the directory of a suite entry whose definition does not load."""
+    return evidence.group_dir_name(position, f"invalid-{Path(ref).stem.lower() or 'group'}")
+
+
 def group_state(states: Iterable[str], *, fixture_failed: bool = False) -> str:
-    """Group state from its run states (spec: complete, partially-complete, invalid, cancelled)."""
+    """Group state from its run states (spec: complete, partially-complete, invalid, cancelled).
+
+    ``partially-complete`` needs at least one complete selected run: a group none of whose
+    selected runs completed (each invalid or infrastructure-failed) is ``invalid``, since
+    nothing of it can be compared.
+    """
     states = list(states)
     if "cancelled" in states:
         return "cancelled"
     if fixture_failed:
         return "invalid"
     selected = [s for s in states if s != "not-selected"]
-    if selected and all(s == "invalid" for s in selected):
+    if selected and "complete" not in selected:
         return "invalid"
     if all(s == "complete" for s in selected):
         return "complete"

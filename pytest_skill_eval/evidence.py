@@ -1,11 +1,14 @@
 """The canonical evidence tree: result ids, layout, atomic writes, reading back.
 
     .skill-eval/runs/<result-id>/
+        selection.json                       the selected groups, written before the first group
         result.json                          batch summary, written last
         groups/<NNN>-<group-id>/
             definition.json                  the group as loaded
             group.json                       group state and variant states
             grade.json                       expectation results and comparisons
+            grade-fallback.json              grade-error fallback when grade.json cannot be written
+            group-fallback.json              the group record when group.json cannot be written
             grade-regraded-<stamp>.json      written by `skill-eval regrade`, never replacing grade.json
             <variant>/
                 run.json                     state, host, argv, env (redacted), sources, timings, redactions
@@ -21,13 +24,18 @@
                 session/                     the isolated pi session directory (runtime.session)
 
 Every file is written atomically: temp file in the same directory, fsync, rename.
+Directories are built in a hidden staging directory beside their final name. A writer
+killed mid-write leaves those hidden entries behind: readers never list them
+(:func:`group_dirs`), and :func:`sweep_staging` removes them once no writer is left.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
 import json
 import os
+import re
 import secrets
 import shutil
 import stat
@@ -40,6 +48,16 @@ from .errors import EvidenceError
 from .observation import ContextRequest, RunObservation
 
 RUNS_DIR = Path(".skill-eval") / "runs"
+SELECTION_FILE = "selection.json"
+GRADE_FILE = "grade.json"
+GRADE_FALLBACK = "grade-fallback.json"
+GROUP_FILE = "group.json"
+GROUP_FALLBACK = "group-fallback.json"
+
+_GROUP_DIR = re.compile(r"(\d{3,})-(.+)")
+# tempfile's names: a prefix we choose, then 8 random characters from [a-z0-9_]
+_STAGING_DIR = re.compile(r"\..+\.[a-z0-9_]{8}")
+_TEMP_FILE = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
 
 
 def ensure_runs_dir(root: Path) -> Path:
@@ -68,21 +86,45 @@ def write_atomic(path: Path, data: bytes, *, sync_dir: bool = True) -> None:
     one directory fsync covers every rename before it.
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise _disk_full(exc, path) from None
     try:
         with os.fdopen(fd, "wb") as handle:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(exc, OSError):
+            raise _disk_full(exc, path) from None
         raise
     if sync_dir:
         fsync_dir(path.parent)
+
+
+def _disk_full(exc: OSError, path: Path) -> Exception:
+    """*exc*, or for a full disk one short EvidenceError naming the directory and its free space."""
+    if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+        return exc
+    return EvidenceError(disk_full_message(path))
+
+
+def disk_full_message(path: Path) -> str:
+    """``no space left on device writing <path>: <free> free in <directory>``."""
+    directory = path.parent
+    while not directory.exists() and directory != directory.parent:
+        directory = directory.parent
+    try:
+        free = f"{shutil.disk_usage(directory).free / 1024:.0f} KiB"
+    except OSError:
+        free = "unknown space"
+    return f"No space left on device writing {path}: {free} free in {directory}"
 
 
 def fsync_dir(directory: Path) -> None:
@@ -148,14 +190,25 @@ def copy_tree_atomic(src: Path, dest: Path, transform: Transform | None = None) 
         n = 0
         if transform is not None:
             data, n = transform(data)
-        Path(target).write_bytes(data)
+        try:
+            Path(target).write_bytes(data)
+        except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                # copytree would note this for every remaining file; one full disk is one error
+                raise _CopyAborted(disk_full_message(dest / Path(target).relative_to(staging))) from None
+            raise
         shutil.copystat(source, target)
         if n:
             counts[Path(target).relative_to(staging).as_posix()] = n
         return target
 
     try:
-        shutil.copytree(src, staging, symlinks=True, dirs_exist_ok=True, copy_function=copy)
+        try:
+            shutil.copytree(src, staging, symlinks=True, dirs_exist_ok=True, copy_function=copy)
+        except _CopyAborted as aborted:
+            raise EvidenceError(str(aborted)) from None
+        except shutil.Error as failed:
+            raise EvidenceError(_copy_failures(src, dest, failed)) from None
         if dest.exists():
             shutil.rmtree(dest)
         os.replace(staging, dest)
@@ -163,6 +216,73 @@ def copy_tree_atomic(src: Path, dest: Path, transform: Transform | None = None) 
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return dict(sorted(counts.items()))
+
+
+class _CopyAborted(Exception):
+    """Stops ``shutil.copytree`` at the first file that cannot be written (not an OSError, so it is not collected)."""
+
+
+def _copy_failures(src: Path, dest: Path, failed: shutil.Error) -> str:
+    """One line for a copy that failed on many entries, not one line per entry."""
+    errors = failed.args[0] if failed.args and isinstance(failed.args[0], list) else []
+    if not errors:
+        return f"cannot copy {src} into {dest}: {failed}"
+    first = errors[0]
+    reason = first[2] if isinstance(first, tuple) and len(first) == 3 else str(first)
+    more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
+    return f"cannot copy {src} into {dest}: {reason}{more}"
+
+
+def group_dirs(result_dir: Path) -> list[Path]:
+    """The ``groups/NNN-<id>`` directories of a result, in position order; hidden staging never counts."""
+    root = result_dir / "groups"
+    if not root.is_dir():
+        return []
+    found = [(int(m.group(1)), p) for p in root.iterdir() if p.is_dir() and (m := _GROUP_DIR.fullmatch(p.name))]
+    return [p for _, p in sorted(found, key=lambda item: (item[0], item[1].name))]
+
+
+def group_record_file(group_dir: Path) -> Path | None:
+    """``group.json``, else its ``group-fallback.json``, else None (the group never finished)."""
+    for name in (GROUP_FILE, GROUP_FALLBACK):
+        if (group_dir / name).is_file():
+            return group_dir / name
+    return None
+
+
+def grade_file(group_dir: Path, record: Mapping[str, Any]) -> Path:
+    """The grade a group record points at (``grade.json`` unless a fallback was published)."""
+    name = record.get("grade_file") if isinstance(record.get("grade_file"), str) else GRADE_FILE
+    return group_dir / Path(str(name)).name
+
+
+def sweep_staging(result_dir: Path) -> list[Path]:
+    """Remove hidden staging directories and temporary files a killed writer left in *result_dir*.
+
+    Only the levels the writers use are looked at (the result, ``groups/``, each group,
+    variant and ``turns/<n>`` directory); workspace copies keep the subject's own dot files.
+    Call it only when no writer of this result can still be running.
+    """
+    levels = [result_dir, result_dir / "groups"]
+    for gdir in group_dirs(result_dir):
+        levels.append(gdir)
+        for run_dir in (p for p in gdir.iterdir() if p.is_dir() and not p.name.startswith(".")):
+            levels.append(run_dir)
+            turns = run_dir / "turns"
+            if turns.is_dir():
+                levels.extend(p for p in turns.iterdir() if p.is_dir() and p.name.isdigit())
+    removed: list[Path] = []
+    for level in levels:
+        if not level.is_dir():
+            continue
+        for entry in level.iterdir():
+            if entry.is_dir() and not entry.is_symlink() and _STAGING_DIR.fullmatch(entry.name):
+                shutil.rmtree(entry, ignore_errors=True)
+                removed.append(entry)
+            elif entry.is_file() and _TEMP_FILE.fullmatch(entry.name):
+                entry.unlink(missing_ok=True)
+                removed.append(entry)
+    return removed
 
 
 def group_dir_name(position: int, group_id: str) -> str:

@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from . import evidence
 from .definitions import Group, Variant
@@ -103,19 +104,44 @@ def describe_revision_difference(before: Path, after: Path) -> str | None:
     return "; ".join(differences) or None
 
 
-def check_description_revision(group: Group, scratch: Path, root: Path) -> str | None:
-    """Spec: in a description group where both variants declare the target, only its description may change."""
+@dataclass(frozen=True, slots=True)
+class RevisionCheck:
+    """The description-only revision rule of one group, as ``group.json`` records it.
+
+    ``state`` is ``passed``, ``failed`` (the group is invalid: ``reason`` says why) or
+    ``not-checkable`` (a variant's target could not be snapshotted; that variant is
+    invalid on its own and its counterpart still runs).
+    """
+
+    state: Literal["passed", "failed", "not-checkable"]
+    reason: str | None = None
+
+    def to_json(self) -> dict[str, str | None]:
+        return {"state": self.state, "reason": self.reason}
+
+
+def check_description_revision(group: Group, scratch: Path, root: Path) -> RevisionCheck | None:
+    """Spec: in a description group where both variants declare the target, only its description may change.
+
+    None when the rule does not apply (a body group, or a variant without a target).
+    A target that cannot be snapshotted is that variant's own problem: the rule is then
+    ``not-checkable`` rather than a shared failure of the group.
+    """
     if group.type != "description" or group.baseline.target is None or group.candidate.target is None:
         return None
     snapshots = []
     for variant in (group.baseline, group.candidate):
         dest = scratch / variant.name
-        copy_from_source(variant, root)(variant.skills[variant.target], dest)  # type: ignore[index]
+        try:
+            copy_from_source(variant, root)(variant.skills[variant.target], dest)  # type: ignore[index]
+        except (SkillEvalError, OSError) as exc:
+            return RevisionCheck("not-checkable", f"the {variant.name} target could not be snapshotted: {exc}")
         snapshots.append(dest)
     problem = describe_revision_difference(*snapshots)
     if problem:
-        return f"description group: the baseline and candidate targets must differ only in their frontmatter description ({problem})"
-    return None
+        return RevisionCheck("failed", "description group: the baseline and candidate targets must differ only "
+                                       f"in their frontmatter description ({problem})")
+    return RevisionCheck("passed")
 
 
 def copy_from_source(variant: Variant, root: Path) -> Callable[[str, Path], None]:

@@ -15,8 +15,16 @@ import pytest
 
 from .definitions import VARIANTS, Group, Suite, definition_kind, load_group, load_suite
 from .errors import DefinitionError, EvidenceError, Problem, SkillEvalError
+from .evidence import group_dir_name
 from .policy import FAIL_ON_CHOICES, STATUS_PROPERTY, Verdict
-from .session import PERSISTENCE_FAILED, RESULT_ID_KEY, SESSION_KEY, JUnitEntries, SkillEvalSession
+from .session import (
+    PERSISTENCE_FAILED,
+    RESULT_ID_KEY,
+    SESSION_KEY,
+    FinishGuard,
+    JUnitEntries,
+    SkillEvalSession,
+)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -63,6 +71,8 @@ def pytest_configure(config: pytest.Config) -> None:
     config.pluginmanager.register(session.progress, "skill-eval-progress")
     if config.getoption("xmlpath", None) and not session.is_worker:
         config.pluginmanager.register(JUnitEntries(session), "skill-eval-junit")
+    if not session.is_worker:
+        config.pluginmanager.register(FinishGuard(session), "skill-eval-finish-guard")
     config.args[:] = session.narrow_args(list(config.args), config.args_source,
                                          from_option=bool(config.getoption("skill_eval")))
 
@@ -171,6 +181,11 @@ class SkillEvalItem(pytest.Item):
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} {self.group.type}: {self._variants_text()}>"
 
+    def plan_entry(self) -> dict[str, Any]:
+        """This group in ``selection.json``: what the batch summary lists if it never runs."""
+        return {"nodeid": self.nodeid, "position": self.position, "id": self.group.id,
+                "dir": group_dir_name(self.position, self.group.id)}
+
     def plan_lines(self) -> list[str]:
         """What would run, for ``--collect-only -v``; nothing is started to find out."""
         model = self.group.model.model if self.group.model else f"scripted/{self.group.id}"
@@ -250,9 +265,16 @@ class BrokenGroupItem(pytest.Item):
         from .engine import persist_invalid_definition
 
         session: SkillEvalSession = self.config.stash[SESSION_KEY]
+        session.write_selection()
         group_dir = persist_invalid_definition(session.result_dir, self.position, self.name, self.error)
         self.user_properties.append(("skill_eval.evidence", str(group_dir)))
         raise self.error
+
+    def plan_entry(self) -> dict[str, Any]:
+        from .engine import invalid_definition_dir_name
+
+        return {"nodeid": self.nodeid, "position": self.position, "id": None, "ref": self.name,
+                "dir": invalid_definition_dir_name(self.position, self.name)}
 
     def runtest(self) -> None:  # pragma: no cover - setup always raises
         raise self.error

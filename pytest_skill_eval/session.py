@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import shutil
+import signal
 import stat
 import threading
 import time
@@ -78,6 +79,13 @@ class SkillEvalSession:
         self._router: Any = None
         self.reported: dict[str, Reported] = {}
         self.persistence_failure: str | None = None
+        #: the selected groups, in collection order, as ``selection.json`` records them
+        self.planned: list[dict[str, Any]] = []
+        self._selection_written = False
+        #: Ctrl-C seen (during the run, or while the session finished)
+        self.cancelled = False
+        #: why pytest stopped before every selected group ran (-x, --maxfail), if it did
+        self.stopped: str | None = None
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> SkillEvalSession | None:
@@ -221,18 +229,38 @@ class SkillEvalSession:
         from .engine import run_group
 
         self.progress.start()
-        outcome = run_group(group, position, self.engine_config(), suite=suite)
+        config = self.engine_config()
+        self.write_selection()
+        outcome = run_group(group, position, config, suite=suite)
         return self.judge(Path(outcome.group_dir))
 
+    def write_selection(self) -> None:
+        """``selection.json``, before this process writes its first group.
+
+        The batch summary lists every selected group from it, including those that never
+        started. Under xdist the controller collects nothing, so each worker writes it
+        (the same content: xdist requires every worker to collect the same items).
+        """
+        if self._selection_written:
+            return
+        evidence.ensure_runs_dir(self.root)
+        evidence.write_json(self.result_dir / evidence.SELECTION_FILE,
+                            {"variants": sorted(self.selected), "groups": self.planned})
+        self._selection_written = True
+
     def judge(self, group_dir: Path) -> Verdict:
-        group = evidence.read_json(group_dir / "group.json")
-        grade_file = group_dir / "grade.json"
-        grade = evidence.read_json(grade_file) if grade_file.exists() else {"state": "grade-error", "errors": [
+        record_file = evidence.group_record_file(group_dir)
+        if record_file is None:
+            raise EvidenceError(f"no group record was persisted in {group_dir} (neither group.json nor group-fallback.json)")
+        group = evidence.read_json(record_file)
+        grade_file = evidence.grade_file(group_dir, group)
+        grade = evidence.read_json(grade_file) if grade_file.is_file() else {"state": "grade-error", "errors": [
             {"scope": "system", "owner": None, "variant": None, "message": f"no grade was persisted at {grade_file}"}]}
         return judge(group, grade, group_dir=str(group_dir), fail_on=self.fail_on, result_id=self.result_id)
 
     # -- hooks -----------------------------------------------------------------
     def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self.planned = [entry() for item in session.items if callable(entry := getattr(item, "plan_entry", None))]
         if not self.config.option.collectonly or self.config.get_verbosity() < 1:
             return
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
@@ -311,6 +339,16 @@ class SkillEvalSession:
         tr.line(f"result {self.result_id}{state}: {self.result_dir}")
         tr.line(f"view it with: skill-eval view {self.result_id} [--group <position>] [--variant baseline|candidate]")
 
+    def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
+        """Ctrl-C cancels; pytest's and xdist's own stops arrive here as KeyboardInterrupt too."""
+        exc = excinfo.value
+        if isinstance(exc, pytest.Session.Interrupted):
+            return  # session.shouldstop: collection errors, or evidence that could not be persisted
+        if type(exc).__module__.startswith("xdist.") and "keyboard-interrupt" not in str(exc):
+            self.stopped = str(exc)  # xdist's --maxfail/-x: "stopping after 1 failures"
+            return
+        self.cancelled = True
+
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self._router is not None:
@@ -323,7 +361,11 @@ class SkillEvalSession:
             if reporter is not None:
                 reporter.write_line(f"skill-eval: no result.json written: {self.persistence_failure}", red=True)
             return
-        write_batch_summary(self.result_dir, self.result_id, interrupted=exitstatus == pytest.ExitCode.INTERRUPTED)
+        # every writer of this result is done (xdist tears its workers down first)
+        evidence.sweep_staging(self.result_dir)
+        stopped = self.stopped or session.shouldfail or session.shouldstop or None
+        write_batch_summary(self.result_dir, self.result_id, interrupted=self.cancelled,
+                            stopped=str(stopped) if stopped else None)
 
 
 def resolve_declared(paths: Iterable[Path], root: Path, source: str) -> list[Path]:
@@ -472,6 +514,71 @@ class LiveProgress:
         self.clear()
 
 
+# ----------------------------------------------------------------------------- Ctrl-C while finishing
+
+
+class FinishGuard:
+    """Ctrl-C while the session finishes is noted, not raised, and the run ends as cancelled.
+
+    Without it a SIGINT during session finish (the batch summary, the terminal summary,
+    unconfigure) escapes pytest as a raw ``KeyboardInterrupt`` traceback. From the first
+    ``pytest_sessionfinish`` hook to the last ``pytest_unconfigure`` one, SIGINT only sets
+    a flag: ``result.json`` is written whole (``cancelled`` when the flag was set before
+    it), and the exit status becomes pytest's ``INTERRUPTED`` (``skill-eval run``: 2).
+    Registered on the controller (or the only process) only.
+    """
+
+    def __init__(self, session: SkillEvalSession) -> None:
+        self.session = session
+        self._pytest_session: pytest.Session | None = None
+        self._previous: Any = None
+        self._installed = False
+        self.interrupted = False
+
+    def _note(self, signum: int, frame: Any) -> None:
+        self.interrupted = True
+        self.session.cancelled = True
+
+    @pytest.hookimpl(wrapper=True, tryfirst=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> Any:
+        self._pytest_session = session
+        if threading.current_thread() is threading.main_thread():
+            self._previous = signal.signal(signal.SIGINT, self._note)
+            self._installed = True
+        return (yield)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_unconfigure(self, config: pytest.Config) -> None:
+        if self._installed:
+            signal.signal(signal.SIGINT, self._previous)
+            self._installed = False
+        if not self.interrupted or self._pytest_session is None:
+            return
+        session = self._pytest_session
+        already = session.exitstatus == pytest.ExitCode.INTERRUPTED
+        session.exitstatus = pytest.ExitCode.INTERRUPTED
+        if already:
+            return  # pytest has reported this cancellation already
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_sep("!", "KeyboardInterrupt", red=True)
+            summary = self.session.result_dir / "result.json"
+            state = ""
+            if summary.is_file():
+                try:
+                    state = f" ({evidence.read_json(summary).get('state')})"
+                except EvidenceError:
+                    state = ""
+            reporter.write_line(f"skill-eval: Ctrl-C while the session was finishing; result {self.session.result_id}"
+                                f"{state} is complete on disk")
+        try:
+            raise KeyboardInterrupt  # an ExceptionInfo needs a traceback
+        except KeyboardInterrupt:
+            excinfo = pytest.ExceptionInfo[BaseException].from_current()
+        # what pytest does for a Ctrl-C during the run (``skill-eval run`` counts it as cancelled)
+        config.hook.pytest_keyboard_interrupt(excinfo=excinfo)
+
+
 # ----------------------------------------------------------------------------- JUnit entries
 
 
@@ -520,26 +627,39 @@ def entry_reports(nodeid: str, location: tuple[str, int | None, str], entry: Ent
 # ----------------------------------------------------------------------------- batch summary
 
 
-def write_batch_summary(result_dir: Path, result_id: str, *, interrupted: bool) -> dict[str, Any]:
-    """Aggregate every persisted group of the result into ``result.json`` (written last)."""
+def write_batch_summary(result_dir: Path, result_id: str, *, interrupted: bool, stopped: str | None = None) -> dict[str, Any]:
+    """Write ``result.json`` (last): one entry per selected group, whether or not it ran.
+
+    The selection comes from ``selection.json``; a selected group with no directory never
+    started: ``cancelled`` after Ctrl-C, else ``not-run`` with the reason pytest stopped
+    (*stopped*, e.g. ``-x``). Group directories not in the selection are listed too.
+    """
+    selection_file = result_dir / evidence.SELECTION_FILE
+    selection: Mapping[str, Any] = evidence.read_json(selection_file) if selection_file.is_file() else {}
+    selected_variants = set(selection.get("variants") or ("baseline", "candidate"))
+    on_disk = {d.name: d for d in evidence.group_dirs(result_dir)}
     groups: list[dict[str, Any]] = []
-    groups_dir = result_dir / "groups"
-    for gdir in sorted(groups_dir.iterdir()) if groups_dir.is_dir() else []:
-        gfile = gdir / "group.json"
-        if not gfile.exists():
+    for planned in selection.get("groups", []):
+        gdir = on_disk.pop(str(planned.get("dir")), None)
+        if gdir is not None:
+            groups.append(_persisted_entry(gdir, interrupted))
             continue
-        group = evidence.read_json(gfile)
-        grade_file = gdir / "grade.json"
-        grade: Mapping[str, Any] = evidence.read_json(grade_file) if grade_file.exists() else {}
+        state = "cancelled" if interrupted else "not-run"
+        reason = ("cancelled before it started" if interrupted
+                  else f"not run: pytest stopped early ({stopped})" if stopped
+                  else "not run: no process ran it")
         groups.append({
-            "dir": gdir.name,
-            "id": group["id"],
-            "position": group.get("position"),
-            "state": group["state"],
-            "grade_state": group.get("grade_state"),
-            "variants": {n: v["state"] for n, v in group["variants"].items()},
-            "comparisons": {c["id"]: c["transition"] for c in grade.get("comparisons", [])},
+            "dir": None,
+            "id": planned.get("id"),
+            "position": planned.get("position"),
+            "state": state,
+            "reason": reason,
+            "grade_state": None,
+            "variants": {n: state if n in selected_variants else "not-selected" for n in ("baseline", "candidate")},
+            "comparisons": {},
         })
+    groups.extend(_persisted_entry(gdir, interrupted) for gdir in on_disk.values())
+    groups.sort(key=lambda g: (g["position"] if isinstance(g["position"], int) else 0))
     states = [g["state"] for g in groups]
     if interrupted or "cancelled" in states:
         state = "cancelled"
@@ -554,9 +674,43 @@ def write_batch_summary(result_dir: Path, result_id: str, *, interrupted: bool) 
     return summary
 
 
+def _persisted_entry(gdir: Path, interrupted: bool) -> dict[str, Any]:
+    """The summary entry of a group that started, from its group record (or what there is of it)."""
+    record_file = evidence.group_record_file(gdir)
+    position = int(gdir.name.split("-", 1)[0])
+    if record_file is None:
+        # started, but the process running it stopped before the group record was written
+        runs = {n: evidence.read_json(gdir / n / "run.json") for n in ("baseline", "candidate") if (gdir / n / "run.json").is_file()}
+        definition = evidence.read_json(gdir / "definition.json") if (gdir / "definition.json").is_file() else {}
+        return {
+            "dir": gdir.name,
+            "id": (definition.get("definition") or {}).get("id", gdir.name.split("-", 1)[1]),
+            "position": position,
+            "state": "cancelled" if interrupted else "not-run",
+            "reason": "stopped before its group.json was written",
+            "grade_state": None,
+            "variants": {n: runs[n].get("state") if n in runs else "not-run" for n in ("baseline", "candidate")},
+            "comparisons": {},
+        }
+    group = evidence.read_json(record_file)
+    grade_path = evidence.grade_file(gdir, group)
+    grade: Mapping[str, Any] = evidence.read_json(grade_path) if grade_path.is_file() else {}
+    return {
+        "dir": gdir.name,
+        "id": group["id"],
+        "position": group.get("position", position),
+        "state": group["state"],
+        "reason": None,
+        "grade_state": group.get("grade_state"),
+        "variants": {n: v["state"] for n, v in group["variants"].items()},
+        "comparisons": {c["id"]: c["transition"] for c in grade.get("comparisons", [])},
+    }
+
+
 __all__ = [
     "RESULT_ID_KEY",
     "SESSION_KEY",
+    "FinishGuard",
     "JUnitEntries",
     "LiveProgress",
     "SkillEvalSession",

@@ -112,7 +112,9 @@ def test_provider_faults_are_infrastructure_failures_with_partial_evidence(
     assert turns[1]["stop_reason"] == "error" and turns[1]["error"]
     assert turns[0]["settled"] is True
     assert _run(res, "baseline", "fault")["state"] == "infrastructure-failed", "a variant-local failure does not stop safe queued work"
-    assert json.loads((res / "result.json").read_text())["state"] == "partially-complete"
+    # no selected run completed: the group is invalid, not partially-complete (nothing of it is complete)
+    assert json.loads((res / "groups" / "001-fault" / "group.json").read_text())["state"] == "invalid"
+    assert json.loads((res / "result.json").read_text())["state"] == "invalid"
     assert _processes_in(scratch) == []
 
 
