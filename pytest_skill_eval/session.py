@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from . import evidence
-from .definitions import Group, GroupRef, Suite, definition_kind, file_kind
+from .definitions import VARIANTS, Group, GroupRef, Suite, definition_kind, file_kind
 from .errors import DefinitionError, EvidenceError
 from .policy import (
     DEFAULT_FAIL_ON,
@@ -35,6 +35,7 @@ from .policy import (
     Verdict,
     judge,
     parse_fail_on,
+    stand_in_notes,
     summary_table,
 )
 
@@ -229,7 +230,12 @@ class SkillEvalSession:
         grade_file = group_dir / "grade.json"
         grade = evidence.read_json(grade_file) if grade_file.exists() else {"state": "grade-error", "errors": [
             {"scope": "system", "owner": None, "variant": None, "message": f"no grade was persisted at {grade_file}"}]}
-        return judge(group, grade, group_dir=str(group_dir), fail_on=self.fail_on, result_id=self.result_id)
+        notes: list[tuple[str, int, str]] = []
+        for name in VARIANTS:
+            run_file, transcript_file = group_dir / name / "run.json", group_dir / name / "transcript.json"
+            if run_file.is_file() and transcript_file.is_file():
+                notes += stand_in_notes(name, evidence.read_json(run_file), evidence.read_json(transcript_file))
+        return judge(group, grade, group_dir=str(group_dir), fail_on=self.fail_on, result_id=self.result_id, notes=notes)
 
     # -- hooks -----------------------------------------------------------------
     def pytest_collection_finish(self, session: pytest.Session) -> None:

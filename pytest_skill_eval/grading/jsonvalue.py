@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import json
-import unicodedata
 import re
+import unicodedata
 from typing import Any
 
 # RFC 6901 array index: "0" or a number without leading zeros.

@@ -21,7 +21,14 @@ from typing import Any, Callable, Mapping
 from ..definitions import Group
 from ..observation import ContextRequest, RunObservation, ToolCall, Turn
 from ..redaction import MARKER
-from .jsonvalue import MalformedJSON, excerpt, json_equal, parse_document, resolve_pointer, show
+from .jsonvalue import (
+    MalformedJSON,
+    excerpt,
+    json_equal,
+    parse_document,
+    resolve_pointer,
+    show,
+)
 from .shapes import Check
 
 _LIST_LIMIT = 20
