@@ -1,4 +1,4 @@
-"""``skill-eval``: run, view, regrade, check, and manage the pi host.
+"""``skill-eval``: run, list, view, regrade, check, and manage the pi host.
 
 ``run`` drives the same machinery as the pytest plugin (it runs pytest in-process) and
 keeps the seed's exit-code contract: failed checks exit 0; invalid, infrastructure

@@ -239,13 +239,14 @@ def _checked(path: Path, shape: readback.Shape, result_dir: Path, problems: list
 
 def newest_grade(gdir: Path, result_dir: Path, problems: list[str]) -> tuple[dict[str, Any] | None, RegradeShown | None]:
     """The grade a reader should see: the newest regrade that reads, else ``grade.json``."""
-    original = None
+    original: Any = None
     for path in regrade_files(gdir):
         grade = _checked(path, readback.GRADE, result_dir, problems)
         if grade is not None:
+            state = None
             if (gdir / "grade.json").is_file():
                 original = _checked(gdir / "grade.json", readback.GRADE, result_dir, [])
-            state = original.get("state") if isinstance(original, dict) else None
+                state = original.get("state") if isinstance(original, dict) else "not what the view expects"
             return grade, RegradeShown(file=_relative(path, result_dir), time=regrade_time(path), original_state=state)
     return _checked(gdir / "grade.json", readback.GRADE, result_dir, problems), None
 
@@ -508,7 +509,10 @@ def render_group(group: GroupEvidence, variant: str | None = None) -> list[str]:
         # a suite entry whose group file could not be loaded: no run, no grade
         lines.append(f"definition {escape_path(str(data.get('ref')))} is invalid")
         lines += [f"  {escape_path(problem)}" for problem in data["definition_errors"]]
-    lines += render_grade(group["grade"], variant, group.get("regrade"))
+    if group["grade"] is None and any(p.startswith(f"{_grade_file(group)}: ") for p in group["problems"]):
+        lines.append("grade     unknown (grade.json is not what the view expects)")
+    else:
+        lines += render_grade(group["grade"], variant, group.get("regrade"))
     questions = data.get("review_questions") or []
     if questions:
         lines.append("review questions")
@@ -520,6 +524,10 @@ def render_group(group: GroupEvidence, variant: str | None = None) -> list[str]:
         reason = ((data.get("variants") or {}).get(run["name"]) or {}).get("reason")
         lines += ["", *render_variant(run, reason)]
     return lines
+
+
+def _grade_file(group: GroupEvidence) -> str:
+    return f"groups/{group['dir']}/grade.json"
 
 
 def _visible_errors(errors: Iterable[Mapping[str, Any]], variant: str | None) -> list[Mapping[str, Any]]:

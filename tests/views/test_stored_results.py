@@ -272,6 +272,9 @@ def test_view_names_the_file_that_is_not_what_it_expects_and_shows_the_rest(stor
     assert proc.returncode == 1
     assert "skill-eval: error: some evidence files are not what the view expects (each is named above as problem)" \
         in proc.stderr
+    if case == "grade-array":
+        assert "grade     unknown (grade.json is not what the view expects)" in proc.stdout
+        assert "no grade.json" not in proc.stdout.split("== group 2 ")[1].split("== group 3")[0]
     # the rest of the result is still shown
     for group in ("== group 1 release-notes-activation", "== group 3 release-notes-errors"):
         assert group in proc.stdout
