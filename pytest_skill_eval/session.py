@@ -230,11 +230,14 @@ class SkillEvalSession:
         grade_file = group_dir / "grade.json"
         grade = evidence.read_json(grade_file) if grade_file.exists() else {"state": "grade-error", "errors": [
             {"scope": "system", "owner": None, "variant": None, "message": f"no grade was persisted at {grade_file}"}]}
+        from .readback import RUN, TRANSCRIPT, read_checked
+
         notes: list[tuple[str, int, str]] = []
         for name in VARIANTS:
-            run_file, transcript_file = group_dir / name / "run.json", group_dir / name / "transcript.json"
-            if run_file.is_file() and transcript_file.is_file():
-                notes += stand_in_notes(name, evidence.read_json(run_file), evidence.read_json(transcript_file))
+            # only adds to the failure text: a run file it cannot read is no reason to fail the judging
+            run, _ = read_checked(group_dir / name / "run.json", RUN)
+            transcript, _ = read_checked(group_dir / name / "transcript.json", TRANSCRIPT)
+            notes += stand_in_notes(name, run, transcript)
         return judge(group, grade, group_dir=str(group_dir), fail_on=self.fail_on, result_id=self.result_id, notes=notes)
 
     # -- hooks -----------------------------------------------------------------
