@@ -581,7 +581,7 @@ def render_grade(grade: Mapping[str, Any] | None, variant: str | None = None,
 def _source_text(source: Mapping[str, Any]) -> str:
     parts = [str(source.get("kind", "?"))]
     if source.get("ref"):
-        parts.append(f"ref {source['ref']}")
+        parts.append(f"ref {escape_path(str(source['ref']))}")
     if source.get("commit"):
         parts.append(f"commit {source['commit']}")
     text = " ".join(parts)
