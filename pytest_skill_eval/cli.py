@@ -1,4 +1,4 @@
-"""``skill-eval``: run, view, regrade, check, and manage the pi host.
+"""``skill-eval``: run, list, view, regrade, check, and manage the pi host.
 
 ``run`` drives the same machinery as the pytest plugin (it runs pytest in-process) and
 keeps the seed's exit-code contract: failed checks exit 0; invalid, infrastructure
@@ -31,13 +31,19 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--group", metavar="ID|POSITION", help="Suite group id or one-based position")
     run.add_argument("--variant", choices=("baseline", "candidate"), help="Run only this variant")
 
-    view = sub.add_parser("view", help="Render a stored result")
-    view.add_argument("target", help="Result id or result directory")
+    view = sub.add_parser(
+        "view", help="Render a stored result",
+        epilog="Exit status: 0 shown, 1 shown but some evidence file is not what the view expects "
+               "(each is named in the output as problem), 2 no such result or a bad selector.",
+    )
+    view.add_argument("target", help="Result id, a unique prefix of one, 'latest', or a result directory")
     view.add_argument("--group", help="Group id or one-based position")
     view.add_argument("--variant", choices=("baseline", "candidate"))
 
+    sub.add_parser("list", help="List the stored results of the current directory (the definition root)")
+
     regrade = sub.add_parser("regrade", help="Re-grade stored evidence without running any subject")
-    regrade.add_argument("target", help="Result id or result directory")
+    regrade.add_argument("target", help="Result id, a unique prefix of one, 'latest', or a result directory")
 
     check = sub.add_parser("check", help="Validate definitions without running any subject")
     check.add_argument("target", help="Suite or group definition path")
@@ -68,10 +74,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "run":
             return _run(args)
         if args.command == "view":
-            from .views import render
+            from .views import render_checked
 
-            print(render(args.target, Path.cwd(), group=args.group, variant=args.variant), end="")
-            return 0
+            text, problems = render_checked(args.target, Path.cwd(), group=args.group, variant=args.variant)
+            print(text, end="")
+            return _problems_exit(problems, "the view")
+        if args.command == "list":
+            from .views import list_checked
+
+            text, problems = list_checked(Path.cwd())
+            print(text, end="")
+            return _problems_exit(problems, "the listing")
         if args.command == "regrade":
             from .regrade import regrade
 
@@ -90,6 +103,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"skill-eval: error: {exc}", file=sys.stderr)
         return 2
     return 2  # pragma: no cover - argparse requires a command
+
+
+def _problems_exit(problems: bool, reader: str) -> int:
+    if not problems:
+        return 0
+    sys.stdout.flush()
+    print(f"skill-eval: error: some evidence files are not what {reader} expects (each is named above as problem)",
+          file=sys.stderr)
+    return 1
 
 
 def _host(args: argparse.Namespace) -> int:

@@ -40,7 +40,7 @@ import secrets
 import shutil
 import stat
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
@@ -73,7 +73,7 @@ def ensure_runs_dir(root: Path) -> Path:
     return runs
 
 
-def new_result_id(now: Callable[[], datetime] = lambda: datetime.now(timezone.utc)) -> str:
+def new_result_id(now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> str:
     """``YYYYmmddHHMMSS-<8 hex>``."""
     return f"{now().strftime('%Y%m%d%H%M%S')}-{secrets.token_hex(4)}"
 
@@ -312,10 +312,18 @@ def fingerprint_tree(root: Path) -> dict[str, str]:
 def load_observation(run_dir: Path) -> RunObservation:
     """Rebuild what grading sees of a run from its persisted evidence alone."""
     from .host.protocol import turn_from_json
+    from .readback import (
+        CONTEXT_OBSERVATIONS,
+        RUN_FOR_GRADING,
+        TRANSCRIPT,
+        check_or_raise,
+    )
 
-    run = read_json(run_dir / "run.json")
+    # stored files that parse but are not what grading reads: an error naming the file, not a KeyError
+    run = check_or_raise(read_json(run_dir / "run.json"), RUN_FOR_GRADING, run_dir / "run.json")
     transcript_path = run_dir / "transcript.json"
-    turns = tuple(turn_from_json(t) for t in read_json(transcript_path)["turns"]) if transcript_path.exists() else ()
+    transcript = check_or_raise(read_json(transcript_path), TRANSCRIPT, transcript_path) if transcript_path.exists() else None
+    turns = tuple(turn_from_json(t) for t in transcript["turns"]) if transcript is not None else ()
     turn_files: dict[int, Mapping[str, bytes]] = {}
     turns_dir = run_dir / "turns"
     if turns_dir.is_dir():
@@ -325,7 +333,7 @@ def load_observation(run_dir: Path) -> RunObservation:
     requests: list[ContextRequest] = []
     observed = run_dir / "context-observations.json"
     if observed.exists():
-        for item in read_json(observed):
+        for item in check_or_raise(read_json(observed), CONTEXT_OBSERVATIONS, observed):
             requests.append(
                 ContextRequest(
                     turn=int(item["turn"]),

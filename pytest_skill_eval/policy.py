@@ -19,6 +19,7 @@ it is one of the reasons the item fails, so the XML never disagrees with the exi
 
 from __future__ import annotations
 
+import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -102,6 +103,8 @@ class Verdict:
     expectations: tuple[ExpectationOutcome, ...]
     comparisons: tuple[ComparisonOutcome, ...]
     grade_errors: tuple[Mapping[str, Any], ...]
+    #: where a scripted stand-in ran out of script steps, ``(variant, turn, its reply)``; see :func:`stand_in_notes`
+    notes: tuple[tuple[str, int, str], ...] = ()
 
     # -- policy ----------------------------------------------------------------
     @property
@@ -183,8 +186,35 @@ class Verdict:
         props += [(f"skill_eval.comparison.{c.id}", c.transition) for c in self.comparisons]
         return props
 
+    def headline(self) -> str:
+        """The first line of the failure text, which pytest's short summary shows.
+
+        It names each expectation that fails the item (a failing comparison's candidate
+        side too) with what was observed, or, when a scripted stand-in ran out of script
+        steps, says that instead; escaped to stay one line. The transition is already the
+        status word of the line.
+        """
+        failed = [e for e in self.failing if isinstance(e, ExpectationOutcome)]
+        for c in self.failing:
+            if isinstance(c, ComparisonOutcome):
+                side = self._expectation(c.candidate)
+                if side is not None and side not in failed and side.status == "fail":
+                    failed.append(side)
+        failed.sort(key=lambda e: e.variant != "candidate")  # the candidate's checks first
+        names = [f"{'' if e.variant == 'candidate' else e.variant + ' '}{e.id} ({e.kind})" for e in failed]
+        if self.notes:
+            # what the checks observed is then the stand-in's own complaint: say that instead
+            where = ", ".join(f"{variant} turn {turn}" for variant, turn, _reply in self.notes)
+            cause = f"the scripted stand-in ran out of script steps ({where})"
+            return one_line(f"failed {', '.join(names)}: {cause}" if names else f"group {self.group_id}: {cause}")
+        parts = [f"{name}: {e.observed}" for name, e in zip(names, failed)]
+        if not parts:
+            parts = [f"comparison {c.id}: {c.transition}" for c in self.failing if isinstance(c, ComparisonOutcome)]
+        return one_line("failed " + "; ".join(parts) if parts else f"group {self.group_id}: {self.words()}")
+
     def failure_text(self) -> str:
-        lines = [f"group {self.group_id}: {self.words()} (--skill-eval-fail-on={self.fail_on})"]
+        lines = [self.headline(), f"group {self.group_id}: {self.words()} (--skill-eval-fail-on={self.fail_on})"]
+        lines += self._note_lines()
         shown: set[str] = set()
         for item in self.failing:
             if isinstance(item, ComparisonOutcome):
@@ -208,6 +238,7 @@ class Verdict:
         for err in self.grade_errors:
             owner = f" {err.get('owner')}" if err.get("owner") else ""
             lines.append(f"  grade-error ({err.get('scope')}{owner}): {err.get('message')}")
+        lines += self._note_lines()
         lines.append(self.summary_text(reasons=False))
         return "\n".join(lines)
 
@@ -255,6 +286,10 @@ class Verdict:
         return tuple(found)
 
     # -- helpers ---------------------------------------------------------------
+    def _note_lines(self) -> list[str]:
+        return [f"  {variant}: the scripted stand-in ran out of script steps on turn {turn}: {one_line(reply)}"
+                for variant, turn, reply in self.notes]
+
     def _expectation(self, expectation_id: str | None) -> ExpectationOutcome | None:
         return next((e for e in self.expectations if e.id == expectation_id), None)
 
@@ -316,14 +351,48 @@ class Verdict:
         return Entry(name, "passed", c.transition, message, props)
 
 
+def one_line(text: str) -> str:
+    """*text* on one line: backslash, tab, CR and LF escaped as in a view's path cells, and
+    every other control, format or separator character as ``\\uXXXX``."""
+    text = text.replace("\\", "\\\\").replace("\t", "\\t").replace("\r", "\\r").replace("\n", "\\n")
+    return "".join(f"\\u{ord(c):04x}" if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") else c for c in text)
+
+
+#: how the scripted stand-in starts the text it answers with when its script has no step left
+EXHAUSTED_PREFIX = "[scripted stand-in] Script exhausted:"
+
+
+def stand_in_notes(variant: str, run: Any, transcript: Any) -> tuple[tuple[str, int, str], ...]:
+    """What a failure should say about a run of the scripted stand-in: that it ran out of steps.
+
+    The stand-in answers a request its script has no step for with a plain text stop
+    that starts with :data:`EXHAUSTED_PREFIX`; that text is the turn's response.
+    """
+    model = run.get("model") if isinstance(run, Mapping) else None
+    if not (isinstance(model, Mapping) and model.get("provider") == "scripted"):
+        return ()
+    turns = transcript.get("turns") if isinstance(transcript, Mapping) else None
+    notes = []
+    for number, turn in enumerate(turns if isinstance(turns, list) else [], start=1):
+        response = turn.get("response") if isinstance(turn, Mapping) else None
+        if isinstance(response, str) and response.startswith(EXHAUSTED_PREFIX):
+            index = turn.get("index") if isinstance(turn.get("index"), int) else number
+            notes.append((variant, index, response))
+    return tuple(notes)
+
+
 def count_words(words: Iterable[str]) -> str:
     """``fail-to-pass`` / ``2 fail-to-pass, pass-to-pass`` in order of first appearance."""
     counts = Counter(words)
     return ", ".join(word if n == 1 else f"{n} {word}" for word, n in counts.items())
 
 
-def judge(group: Mapping[str, Any], grade: Mapping[str, Any], *, group_dir: str, fail_on: FailOn, result_id: str) -> Verdict:
-    """Judge one group from its persisted ``group.json`` and ``grade.json`` documents."""
+def judge(group: Mapping[str, Any], grade: Mapping[str, Any], *, group_dir: str, fail_on: FailOn, result_id: str,
+          notes: Sequence[tuple[str, int, str]] = ()) -> Verdict:
+    """Judge one group from its persisted ``group.json`` and ``grade.json`` documents.
+
+    *notes* (see :func:`stand_in_notes`) only add to the failure and error texts.
+    """
     variants = tuple(
         VariantState(name, str(v.get("state")), v.get("reason"), f"{group_dir}/{name}")
         for name, v in (group.get("variants") or {}).items()
@@ -357,6 +426,7 @@ def judge(group: Mapping[str, Any], grade: Mapping[str, Any], *, group_dir: str,
         expectations=expectations,
         comparisons=comparisons,
         grade_errors=tuple(grade.get("errors", ())),
+        notes=tuple(notes),
     )
 
 

@@ -20,7 +20,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Mapping, Sequence
 
-from . import evidence
+from . import evidence, readback
 from .definitions import VARIANTS, Group, check_group_document, load_group
 from .errors import DefinitionError, EvidenceError
 from .engine import grade_persisted
@@ -49,6 +49,10 @@ class GroupRegrade:
     new: Mapping[str, Any] | None
     identical: bool
     skipped: str | None = None
+    #: ``<result-relative file>: expected …, found …`` for each evidence file not as expected
+    problems: tuple[str, ...] = ()
+    #: grade.json exists but is not what regrade expects, so the new grade is not compared with it
+    stored_unusable: bool = False
 
 
 def definition_roots(result_dir: Path, gdir: Path, cwd: Path) -> list[Path]:
@@ -59,8 +63,7 @@ def definition_roots(result_dir: Path, gdir: Path, cwd: Path) -> list[Path]:
     """
     roots: list[Path] = []
     for name in VARIANTS:
-        run_file = gdir / name / "run.json"
-        run = evidence.read_json(run_file) if run_file.is_file() else None
+        run, _problems = readback.read_checked(gdir / name / "run.json", readback.RUN)  # reported by regrade()
         source = run.get("source") if isinstance(run, dict) else None
         if isinstance(source, dict) and isinstance(source.get("root"), str):
             roots.append(Path(source["root"]))
@@ -83,6 +86,10 @@ def _root_for(path: Path, roots: Sequence[Path]) -> Path:
     )
 
 
+class _Unreadable(EvidenceError):
+    """A file of the group's evidence is not what regrade expects: that group is skipped."""
+
+
 def _stored_group(stored: Mapping[str, Any], gdir: Path) -> Group:
     """Build the group from the copy kept in ``definition.json`` (its file is gone)."""
     from .definitions import group_from_document
@@ -90,23 +97,34 @@ def _stored_group(stored: Mapping[str, Any], gdir: Path) -> Group:
     doc = stored.get("definition")
     shown = f"{gdir / 'definition.json'} (stored copy of {stored.get('path')})"
     if not isinstance(doc, dict):
-        raise EvidenceError(f"{gdir / 'definition.json'}: expected a stored group definition object under \"definition\"")
+        raise _Unreadable(f"{gdir / 'definition.json'}: expected a stored group definition object under \"definition\"")
     problems = check_group_document(doc)
     if problems:
         raise DefinitionError(shown, problems)
     return group_from_document(Path(str(stored.get("path") or gdir / "definition.json")), doc)
 
 
-def _current_group(gdir: Path, roots: Sequence[Path]) -> tuple[Group, str]:
-    stored = evidence.read_json(gdir / "definition.json")
-    if not isinstance(stored, dict):
-        raise EvidenceError(f"{gdir / 'definition.json'}: expected a JSON object")
-    recorded = stored.get("path")
+def _current_group(gdir: Path, roots: Sequence[Path], result_dir: Path) -> tuple[Group, str]:
+    shown = (gdir / "definition.json").relative_to(result_dir).as_posix()
+    stored, problems = readback.read_checked(gdir / "definition.json", readback.DEFINITION, shown)
+    recorded = stored.get("path") if isinstance(stored, dict) else None
     if isinstance(recorded, str) and Path(recorded).is_file():
         return load_group(Path(recorded), _root_for(Path(recorded), roots)), f"current file {recorded}"
+    if problems or not isinstance(stored, dict):
+        raise _Unreadable("; ".join(problems) or f"{shown}: expected a JSON object, found none")
     group = _stored_group(stored, gdir)
     missing = f"{recorded} no longer exists" if isinstance(recorded, str) else "no path was recorded"
     return group, f"stored copy in definition.json ({missing})"
+
+
+def _run_problems(gdir: Path, result_dir: Path) -> list[str]:
+    """What is not as expected in the group's run files (grading then records a grade-error)."""
+    problems: list[str] = []
+    for name in VARIANTS:
+        for file, shape in (("run.json", readback.RUN), ("transcript.json", readback.TRANSCRIPT)):
+            path = gdir / name / file
+            problems += readback.read_checked(path, shape, path.relative_to(result_dir).as_posix())[1]
+    return problems
 
 
 def _stamp(now: datetime, dirs: Sequence[Path]) -> str:
@@ -127,8 +145,13 @@ def regrade_result(target: str, cwd: Path, *, now: Clock = lambda: datetime.now(
 def regrade(target: str, cwd: Path, *, now: Clock = lambda: datetime.now(timezone.utc)) -> tuple[str, bool]:
     """Re-grade the stored result *target* (result id or directory) and summarise.
 
-    Returns the summary and whether any new grade is a ``grade-error`` (the command's
-    exit status, as for a run).
+    Returns the summary and whether any new grade is a ``grade-error`` or some evidence
+    file was not what regrade expects (the command's exit status, as for a run).
+
+    A group whose ``definition.json`` is not what regrade expects is not regraded; the
+    other groups are. Run files that are not as expected are named, and grading records
+    the grade-error a run would. A ``grade.json`` that is not a grade is named and the new
+    grade is written without a comparison.
 
     Writes ``groups/NNN-<id>/grade-regraded-<timestamp>.json`` per group and returns a
     text summary: per-group transitions and whether the new grade differs from
@@ -136,40 +159,49 @@ def regrade(target: str, cwd: Path, *, now: Clock = lambda: datetime.now(timezon
     """
     result_dir = resolve_result(target, cwd)
     dirs = group_dirs(result_dir)
-    planned: list[tuple[Path, Group | None, str, dict[str, Any] | None]] = []
+    planned: list[tuple[Path, Group | None, str, dict[str, Any] | None, list[str]]] = []
     for gdir in dirs:
         if not (gdir / "definition.json").is_file():
-            planned.append((gdir, None, "no definition.json: the group never started", None))
+            planned.append((gdir, None, "no definition.json: the group never started", None, []))
             continue
-        group, origin = _current_group(gdir, definition_roots(result_dir, gdir, cwd))
+        try:
+            group, origin = _current_group(gdir, definition_roots(result_dir, gdir, cwd), result_dir)
+        except _Unreadable as exc:
+            planned.append((gdir, None, "its definition.json is not what regrade expects", None, [str(exc)]))
+            continue
         expected_id = gdir.name.split("-", 1)[1]
         if group.id != expected_id:
             raise EvidenceError(
                 f"{gdir}: the definition ({origin}) now declares group {group.id!r}, "
                 f"but this result holds group {expected_id!r}; regrade needs the same group"
             )
-        planned.append((gdir, group, origin, grade_persisted(group, gdir).to_json()))
+        planned.append((gdir, group, origin, grade_persisted(group, gdir).to_json(), _run_problems(gdir, result_dir)))
 
     stamp = _stamp(now(), dirs)
     outcomes: list[GroupRegrade] = []
-    for gdir, group, origin, new in planned:
-        group_id = group.id if group is not None else gdir.name.split("-", 1)[-1]
-        if group is None or new is None:
-            outcomes.append(GroupRegrade(gdir.name, group_id, origin, None, None, None, False, skipped=origin))
+    for gdir, chosen, origin, new, problems in planned:
+        group_id = chosen.id if chosen is not None else gdir.name.split("-", 1)[-1]
+        if chosen is None or new is None:
+            outcomes.append(GroupRegrade(gdir.name, group_id, origin, None, None, None, False, skipped=origin,
+                                         problems=tuple(problems)))
             continue
         data = evidence.dump_json(new)
         out = gdir / f"grade-regraded-{stamp}.json"
         evidence.write_atomic(out, data)
         stored_path = gdir / "grade.json"
         stored_bytes = stored_path.read_bytes() if stored_path.is_file() else None
-        stored = evidence.read_json(stored_path) if stored_bytes is not None else None
+        stored, stored_problems = readback.read_checked(stored_path, readback.GRADE,
+                                                        stored_path.relative_to(result_dir).as_posix())
+        problems += stored_problems
         outcomes.append(
             GroupRegrade(
-                gdir.name, group_id, origin, out.relative_to(result_dir).as_posix(), stored, new, stored_bytes == data
+                gdir.name, group_id, origin, out.relative_to(result_dir).as_posix(),
+                None if stored_problems else stored, new, stored_bytes == data,
+                problems=tuple(problems), stored_unusable=bool(stored_problems),
             )
         )
     errored = any(o.new is not None and o.new.get("state") == "grade-error" for o in outcomes)
-    return render_regrade(str(result_dir), outcomes), errored
+    return render_regrade(str(result_dir), outcomes), errored or any(o.problems for o in outcomes)
 
 
 # --------------------------------------------------------------------------- summary (pure)
@@ -210,7 +242,7 @@ def describe_changes(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[
 
 def render_regrade(result_path: str, groups: Sequence[GroupRegrade]) -> str:
     """The regrade summary: per group its definition origin, new file, transitions, changes."""
-    from .views import escape_path
+    from .views import escape_path, neutralise
 
     changed = sum(1 for g in groups if g.skipped is None and not g.identical)
     lines = [f"result    {escape_path(result_path)}"]
@@ -219,24 +251,29 @@ def render_regrade(result_path: str, groups: Sequence[GroupRegrade]) -> str:
     for group in groups:
         index = group.dir.split("-", 1)[0].lstrip("0") or "0"
         lines.append("")
+        problems = [f"  problem    {escape_path(p)}" for p in group.problems]
         if group.skipped is not None:
             lines.append(f"== group {index} {group.group_id}: not regraded ({group.skipped})")
+            lines += problems
             continue
         new = group.new or {}
-        if group.stored is None:
+        if group.stored_unusable:
+            verdict = "not compared with grade.json (it is not what regrade expects)"
+        elif group.stored is None:
             verdict = "new grade (there was no grade.json to compare with)"
         elif group.identical:
             verdict = "identical to grade.json"
         else:
             verdict = "differs from grade.json"
         lines.append(f"== group {index} {group.group_id}: {new.get('state')}, {verdict}")
+        lines += problems
         lines.append(f"  definition {escape_path(group.origin)}")
         lines.append(f"  wrote      {escape_path(group.file or '')}")
         for comparison in new.get("comparisons", []):
             lines.append(f"  comparison {comparison.get('id')}: {comparison.get('transition')}")
         for error in new.get("errors", []):
             owner = f" {error.get('owner')}" if error.get("owner") else ""
-            lines.append(f"  grade error {error.get('scope')}{owner}: {error.get('message')}")
+            lines.append(f"  grade error {error.get('scope')}{owner}: {escape_path(str(error.get('message')))}")
         if group.stored is not None and not group.identical:
             lines += [f"  changed    {line}" for line in describe_changes(group.stored, new)]
-    return "\n".join(lines)
+    return neutralise("\n".join(lines))

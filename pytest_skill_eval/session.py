@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 
 from . import evidence
-from .definitions import Group, GroupRef, Suite, definition_kind, file_kind
+from .definitions import VARIANTS, Group, GroupRef, Suite, definition_kind, file_kind
 from .errors import DefinitionError, EvidenceError
 from .policy import (
     DEFAULT_FAIL_ON,
@@ -36,6 +36,7 @@ from .policy import (
     Verdict,
     judge,
     parse_fail_on,
+    stand_in_notes,
     summary_table,
 )
 
@@ -256,7 +257,15 @@ class SkillEvalSession:
         grade_file = evidence.grade_file(group_dir, group)
         grade = evidence.read_json(grade_file) if grade_file.is_file() else {"state": "grade-error", "errors": [
             {"scope": "system", "owner": None, "variant": None, "message": f"no grade was persisted at {grade_file}"}]}
-        return judge(group, grade, group_dir=str(group_dir), fail_on=self.fail_on, result_id=self.result_id)
+        from .readback import RUN, TRANSCRIPT, read_checked
+
+        notes: list[tuple[str, int, str]] = []
+        for name in VARIANTS:
+            # only adds to the failure text: a run file it cannot read is no reason to fail the judging
+            run, _ = read_checked(group_dir / name / "run.json", RUN)
+            transcript, _ = read_checked(group_dir / name / "transcript.json", TRANSCRIPT)
+            notes += stand_in_notes(name, run, transcript)
+        return judge(group, grade, group_dir=str(group_dir), fail_on=self.fail_on, result_id=self.result_id, notes=notes)
 
     # -- hooks -----------------------------------------------------------------
     def pytest_collection_finish(self, session: pytest.Session) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from typing import Any
 
 # RFC 6901 array index: "0" or a number without leading zeros.
@@ -108,6 +109,26 @@ def show(value: Any, limit: int = 80) -> str:
     except (TypeError, ValueError, RecursionError):
         text = repr(value)
     return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _escape_unprintable(quoted: str) -> str:
+    # json.dumps leaves DEL, C1 controls, bidi and line/paragraph separators as they are
+    return "".join(
+        f"\\u{ord(c):04x}" if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") else c for c in quoted
+    )
+
+
+def excerpt(text: str, start: int = 0, end: int | None = None) -> str:
+    """``text[start:end]`` as one quoted, escaped line: what a failed text check found.
+
+    JSON string escaping, plus every control, format and separator character as
+    ``\\uXXXX``, so text the subject wrote can never move the cursor, recolour the
+    terminal or reorder what follows. An ``…`` outside the quotes marks each cut.
+    """
+    end = len(text) if end is None else min(end, len(text))
+    start = max(0, start)
+    quoted = _escape_unprintable(json.dumps(text[start:end], ensure_ascii=False))
+    return ("…" if start > 0 else "") + quoted + ("…" if end < len(text) else "")
 
 
 def as_text(value: Any) -> str:

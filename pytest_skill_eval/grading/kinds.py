@@ -21,7 +21,14 @@ from typing import Any, Callable, Mapping
 from ..definitions import Group
 from ..observation import ContextRequest, RunObservation, ToolCall, Turn
 from ..redaction import MARKER
-from .jsonvalue import MalformedJSON, json_equal, parse_document, resolve_pointer, show
+from .jsonvalue import (
+    MalformedJSON,
+    excerpt,
+    json_equal,
+    parse_document,
+    resolve_pointer,
+    show,
+)
 from .shapes import Check
 
 _LIST_LIMIT = 20
@@ -148,8 +155,25 @@ def _line_column(text: str, index: int) -> str:
 _TEXT_VERBS = {"contains": "contains", "not-contains": "does not contain", "equals": "is exactly"}
 
 
+#: how much of a text a failed text check shows: the start, or the neighbourhood of a hit
+_EXCERPT_CHARS = 120
+_CONTEXT_CHARS = 40
+
+
+def _text_start(text: str) -> str:
+    if not text:
+        return "it is empty"
+    shown = excerpt(text, 0, _EXCERPT_CHARS)
+    rest = len(text) - _EXCERPT_CHARS
+    return f"it reads {shown}" + (f" (+{rest} more characters)" if rest > 0 else "")
+
+
 def _judge_text(expect: str, text: str, value: str, subject: str) -> tuple[bool, str]:
-    """contains / not-contains / equals on exact text (no case or newline folding)."""
+    """contains / not-contains / equals on exact text (no case or newline folding).
+
+    A failed check says what was found: the start of the text, or the text around the
+    unwanted hit, bounded and escaped (:func:`~.jsonvalue.excerpt`).
+    """
     if expect == "equals":
         if text == value:
             return True, f"{subject} is exactly the expected text"
@@ -160,12 +184,19 @@ def _judge_text(expect: str, text: str, value: str, subject: str) -> tuple[bool,
             common += 1
         return False, (
             f"{subject} ({_plural(len(text), 'character')}) differs from the expected text at "
-            f"{_line_column(text, common)}: found {show(text[common:common + 40])}"
+            f"{_line_column(text, common)}: found {excerpt(text[common:], 0, 40)}"
         )
     index = text.find(value)
     if index >= 0:
-        return expect == "contains", f"{subject} contains the text at {_line_column(text, index)}"
-    return expect == "not-contains", f"{subject} does not contain the text ({_plural(len(text), 'character')})"
+        where = f"{subject} contains the text at {_line_column(text, index)}"
+        if expect == "contains":
+            return True, where
+        around = excerpt(text, index - _CONTEXT_CHARS, index + len(value) + _CONTEXT_CHARS)
+        return False, f"{where}: {around}"
+    counted = f"{subject} does not contain the text ({_plural(len(text), 'character')})"
+    if expect == "not-contains":
+        return True, counted
+    return False, f"{counted}; {_text_start(text)}"
 
 
 # --- skill-read -----------------------------------------------------------------------

@@ -241,10 +241,11 @@ def file_text(expect: str, path: str, value: str) -> dict[str, Any]:
     Case("contains-pass", file_text("contains", "notes.md", "twö"), TEXTS, "pass",
          "notes.md contains the text at line 2, column 6", ("final workspace notes.md",)),
     Case("contains-fail", file_text("contains", "notes.md", "three"), TEXTS, "fail",
-         "notes.md does not contain the text (18 characters)"),
+         'notes.md does not contain the text (18 characters); it reads "line one\\nline twö\\n"'),
     Case("contains-is-case-sensitive", file_text("contains", "notes.md", "LINE"), TEXTS, "fail"),
     Case("not-contains-pass", file_text("not-contains", "notes.md", "three"), TEXTS, "pass"),
-    Case("not-contains-fail", file_text("not-contains", "notes.md", "one"), TEXTS, "fail"),
+    Case("not-contains-fail", file_text("not-contains", "notes.md", "one"), TEXTS, "fail",
+         'notes.md contains the text at line 1, column 6: "line one\\nline twö\\n"'),
     Case("equals-pass", file_text("equals", "notes.md", "line one\nline twö\n"), TEXTS, "pass"),
     Case("equals-fail-trailing-newline", file_text("equals", "notes.md", "line one\nline twö"), TEXTS, "fail",
          'notes.md (18 characters) differs from the expected text at line 2, column 9: found "\\n"'),
@@ -363,16 +364,42 @@ def response(expect: str, value: str, turn_: int | None = None) -> dict[str, Any
 @cases(
     Case("contains-final-turn", response("contains", "Bye"), RESPONSES, "pass",
          "the final response of turn 3 contains the text at line 2, column 1", ("final response of turn 3",)),
-    Case("contains-fail", response("contains", "Plan"), RESPONSES, "fail"),
+    Case("contains-fail", response("contains", "Plan"), RESPONSES, "fail",
+         'the final response of turn 3 does not contain the text (13 characters); it reads "All done.\\nBye"'),
     Case("contains-turn-one", response("contains", "Plan", 1), RESPONSES, "pass", locations=("final response of turn 1",)),
     Case("not-contains-pass", response("not-contains", "error"), RESPONSES, "pass"),
-    Case("not-contains-fail", response("not-contains", "done"), RESPONSES, "fail"),
+    Case("not-contains-fail", response("not-contains", "done"), RESPONSES, "fail",
+         'the final response of turn 3 contains the text at line 1, column 5: "All done.\\nBye"'),
     Case("equals-pass", response("equals", "Done.", 2), RESPONSES, "pass"),
     Case("equals-fail", response("equals", "Done"), RESPONSES, "fail"),
     Case("description-final-turn", response("contains", "Bye"), RESPONSES, "pass", options={"type": "description"}),
 )
 def test_response_text(case: Case) -> None:
     run_case(case)
+
+
+def test_failed_text_check_excerpt_is_bounded() -> None:
+    long = "x" * 5000
+    result = grade_one(response("contains", "needle"), observation(turns=[turn(1, long)]))
+    assert result.status == "fail"
+    assert len(result.observed) < 300, result.observed
+    assert result.observed.endswith('… (+4880 more characters)'), result.observed
+    # around a hit deep inside a long text: only the neighbourhood is shown, cut on both sides
+    hit = grade_one(response("not-contains", "needle"), observation(turns=[turn(1, long + "needle" + long)]))
+    assert hit.status == "fail"
+    assert '…"' + "x" * 40 + 'needle' + "x" * 40 + '"…' in hit.observed, hit.observed
+    assert len(hit.observed) < 300
+
+
+def test_failed_text_check_excerpt_escapes_what_the_subject_wrote() -> None:
+    hostile = "red\x1b[31m\x9b2J\u202eevil\u2028next\ttab\\slash\"quote"
+    for raw, obs in (
+        (response("contains", "needle"), observation(turns=[turn(1, hostile)])),
+        (file_text("contains", "notes.md", "needle"), observation(final={"notes.md": hostile.encode()})),
+    ):
+        observed = grade_one(raw, obs).observed
+        assert not any(ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F or c in "\u202e\u2028" for c in observed), repr(observed)
+        assert '"red\\u001b[31m\\u009b2J\\u202eevil\\u2028next\\ttab\\\\slash\\"quote"' in observed, observed
 
 
 def test_response_text_without_turns_is_grade_error() -> None:

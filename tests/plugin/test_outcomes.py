@@ -10,7 +10,17 @@ from typing import Any
 
 import pytest
 
-from .helpers import junit_cases, only_result, properties, read_json, verdict_of
+from .helpers import (
+    AFTER,
+    BEFORE,
+    description_group,
+    junit_cases,
+    only_result,
+    properties,
+    read_json,
+    verdict_of,
+    write_json,
+)
 
 pytestmark = pytest.mark.pi
 
@@ -98,9 +108,49 @@ def test_failure_text_shows_expected_observed_and_evidence(project: Path, pytest
         "        expected: *a phrase the script never says*",
         "        observed: *",
         f"        evidence: {run_dir}*",
-        "FAILED fail-to-fail policy.json::stays-failing - group stays-failing*",
+        "FAILED fail-to-fail policy.json::stays-failing - failed candidate-says-magic*",
     ])
     result.stdout.no_fnmatch_line("*Traceback*")
+
+
+def test_short_summary_names_the_failed_checks_and_what_was_found(project: Path, pytester: pytest.Pytester,
+                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "400")  # pytest trims the summary line to the terminal width
+    result = pytester.runpytest("--skill-eval", "policy.json", "-rA", "-k", "regresses or stays-failing")
+    result.assert_outcomes(failed=2, deselected=1)
+    summary = result.outlines[result.outlines.index(next(x for x in result.outlines if "short test summary" in x)):]
+    regresses = next(line for line in summary if "::regresses" in line)
+    assert regresses.startswith("FAILED pass-to-fail policy.json::regresses - failed candidate-reads-skill (skill-read): "
+                                "the target was not read in 1 turn"), regresses
+    says = next(line for line in summary if "::stays-failing" in line)
+    # only the candidate check fails the group under the default policy; what the response said is quoted
+    assert says.startswith("FAILED fail-to-fail policy.json::stays-failing - failed candidate-says-magic (response-text): "
+                           "the final response of turn 1 does not contain the text"), says
+    assert '; it reads "Following the release-notes skill' in says, says
+    assert "baseline-says-magic" not in says
+
+
+def test_a_scripted_stand_in_that_ran_out_of_steps_says_so(project: Path, pytester: pytest.Pytester,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLUMNS", "400")
+    # the script's only step is a tool call: the request after the tool result finds no step
+    write_json(project / "scripts" / "runs-out.json", {"schema": "skill-eval-script/1", "turns": [
+        {"steps": [{"tool_calls": [{"name": "read", "arguments": {"path": "notes.md"}}]}]}]})
+    group = description_group("runs-out", BEFORE, AFTER, [
+        {"id": "candidate-says-done", "kind": "response-text", "variant": "candidate", "expect": "contains", "value": "Done"},
+    ], model="scripted/runs-out")
+    write_json(project / "groups" / "runs-out.json", group)
+    result = pytester.runpytest("--skill-eval", "groups/runs-out.json", "-rA")
+    result.assert_outcomes(failed=1)
+    result.stdout.fnmatch_lines([
+        ("*candidate: the scripted stand-in ran out of script steps on turn 1: "
+         "[[]scripted stand-in[]] Script exhausted: *runs-out.json has no step /turns/0/steps/1 (1 step(s) there)."),
+    ])
+    result.stdout.fnmatch_lines([
+        ("FAILED * - failed candidate-says-done (response-text): "
+         "the scripted stand-in ran out of script steps (baseline turn 1, candidate turn 1)"),
+    ])
+    result.stdout.fnmatch_lines(["*baseline: the scripted stand-in ran out of script steps on turn 1: *"])  # same script
 
 
 def test_infrastructure_and_grade_problems_are_errors(project: Path, pytester: pytest.Pytester) -> None:
