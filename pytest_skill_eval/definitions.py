@@ -31,7 +31,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from . import envpolicy
-from .errors import DefinitionError, PathEscapeError, Problem, SkillEvalError, did_you_mean, json_text
+from .errors import (
+    DefinitionError,
+    PathEscapeError,
+    Problem,
+    SkillEvalError,
+    did_you_mean,
+    json_text,
+)
 from .paths import check_relative, contain_path
 
 if TYPE_CHECKING:  # jsonschema is imported on first validation: plain pytest runs never pay for it

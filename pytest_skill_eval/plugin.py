@@ -173,7 +173,7 @@ class SkillEvalItem(pytest.Item):
 
     def plan_lines(self) -> list[str]:
         """What would run, for ``--collect-only -v``; nothing is started to find out."""
-        model = self.group.model.model if self.group.model else f"scripted/{self.group.id}"
+        model = self.group.model.model if self.group.model else "pi's default (omitted)"
         tools = ", ".join(self.group.tools) or "none"
         lines = [f"position {self.position}, {self.group.type} group, {len(self.group.prompts)} turn(s), "
                  + f"model {model}, tools: {tools}"]
