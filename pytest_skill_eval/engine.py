@@ -42,6 +42,7 @@ from .isolation import (
     auth_secrets,
     check_description_revision,
     context_files,
+    inherited_values,
     materialise_resources,
     snapshot_bundles,
     snapshot_fixture,
@@ -241,20 +242,8 @@ def group_redactor(group: Group, cfg: EngineConfig) -> Redactor:
 
 
 def _inherited(group: Group, env: Mapping[str, str]) -> dict[str, str]:
-    """The inherited variables' values, or :class:`InvalidVariant` when one cannot be used."""
-    names = group.runtime.environment.inherit
-    missing = [n for n in names if n not in env]
-    if missing:
-        raise InvalidVariant(f"inherited environment variable(s) not set: {', '.join(missing)}")
-    for n in names:
-        problem = unsafe_reason(env[n])
-        if problem:
-            raise InvalidVariant(
-                f"inherited environment variable {n} cannot be kept out of evidence reliably ({problem}): "
-                "environment.inherit is for secrets, which are redacted from evidence; "
-                "declare non-secret settings in environment.literal"
-            )
-    return {n: env[n] for n in names}
+    """The inherited variables' values, or :class:`InvalidVariant` (shared with the pre-run check)."""
+    return inherited_values(group, env)
 
 
 def _persist_state(run_dir: Path, group: Group, name: VariantName, state: str, reason: str) -> VariantOutcome:
