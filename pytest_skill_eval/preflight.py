@@ -25,6 +25,9 @@ from .errors import ScriptError, SkillEvalError
 __all__ = ["Finding", "PreflightContext", "preflight_group", "problems_of"]
 
 
+GRADE_ERROR = "would be grade-error: "
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One checked thing: ``ok`` is False for a problem, None for something not checked."""
@@ -37,10 +40,12 @@ class Finding:
 
     def located(self, file: str) -> str:
         """``<file>: <pointer>: <detail>``, the definition-error format."""
-        detail = self.detail
+        detail, note = self.detail, ""
+        if detail.startswith(GRADE_ERROR):
+            detail, note = detail[len(GRADE_ERROR):], " (it would be a grade-error after the run)"
         if self.pointer is not None and detail.startswith(f"{self.pointer}: "):
             detail = detail[len(self.pointer) + 2:]
-        return f"{file}: {self.pointer or '/'}: {detail}"
+        return f"{file}: {self.pointer or '/'}: {detail}{note}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +86,7 @@ def expectation_findings(group: Group) -> list[Finding]:
             pointers[expectation.comparison] = f"{expectation.pointer}/comparison"
         problems = check_expectation(group, expectation)
         if problems:
-            findings += [Finding(False, subject, f"would be grade-error: {p}", _pointer_of(p, expectation.pointer))
+            findings += [Finding(False, subject, f"{GRADE_ERROR}{p}", _pointer_of(p, expectation.pointer))
                          for p in problems]
         else:
             findings.append(Finding(True, subject, f"{expectation.variant} {expectation.kind} {expectation.expect}",
@@ -94,7 +99,7 @@ def expectation_findings(group: Group) -> list[Finding]:
             continue  # reported above with its pointer
         subject = f"{error.scope} {error.owner}" if error.owner else error.scope
         pointer = pointers.get(error.owner or "", "/expectations") if error.scope == "comparison" else "/expectations"
-        findings.append(Finding(False, subject, f"would be grade-error: {error.message}", pointer))
+        findings.append(Finding(False, subject, f"{GRADE_ERROR}{error.message}", pointer))
     broken = {e.owner for e in grade.errors if e.scope == "comparison"}
     for comparison in grade.comparisons:
         if comparison.id not in broken:
