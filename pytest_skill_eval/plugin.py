@@ -190,18 +190,9 @@ def _refuse(item: pytest.Item, refusal: str) -> None:
 
 def precheck_items(items: list[pytest.Item], skill_session: SkillEvalSession) -> list[tuple[pytest.Item, str]]:
     """``(item, "<file>: <pointer>: <problem>")`` for every problem of the selected groups."""
-    import os
+    from .preflight import preflight_group, problems_of
 
-    from .preflight import PreflightContext, preflight_group, problems_of
-
-    opt = skill_session.config.getoption
-    ctx = PreflightContext(
-        root=skill_session.root,
-        env=dict(os.environ),
-        auth_file=Path(opt("skill_eval_auth")).resolve() if opt("skill_eval_auth") else None,
-        user_models=Path(opt("skill_eval_models")).resolve() if opt("skill_eval_models") else None,
-        selected=skill_session.selected,
-    )
+    ctx = preflight_context(skill_session)
     found: list[tuple[pytest.Item, str]] = []
     for item in items:
         if isinstance(item, BrokenGroupItem):
@@ -210,6 +201,22 @@ def precheck_items(items: list[pytest.Item], skill_session: SkillEvalSession) ->
             shown = _shown(item.group.path, skill_session.root)
             found += [(item, f.located(shown)) for f in problems_of(preflight_group(item.group, ctx))]
     return found
+
+
+def preflight_context(skill_session: SkillEvalSession) -> Any:
+    """What this run's variants would get: environment, auth and models files, selection."""
+    import os
+
+    from .preflight import PreflightContext
+
+    opt = skill_session.config.getoption
+    return PreflightContext(
+        root=skill_session.root,
+        env=dict(os.environ),
+        auth_file=Path(opt("skill_eval_auth")).resolve() if opt("skill_eval_auth") else None,
+        user_models=Path(opt("skill_eval_models")).resolve() if opt("skill_eval_models") else None,
+        selected=skill_session.selected,
+    )
 
 
 def _shown(path: Path, root: Path) -> str:
@@ -333,7 +340,7 @@ class SkillEvalItem(pytest.Item):
         """--skill-eval-check: what would become a grade-error or an invalid run, before any run."""
         from .check import check_group, render_report
 
-        report = check_group(self.group, session.root, self.nodeid)
+        report = check_group(self.group, session.root, self.nodeid, preflight_context(session))
         text, ok = render_report(str(self.path), "pre-run check", [report])
         self.user_properties.append((STATUS_PROPERTY, "checked" if ok else "check failed"))
         self.check_problems = None if ok else text

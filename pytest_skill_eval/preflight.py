@@ -197,7 +197,8 @@ def source_findings(group: Group, ctx: PreflightContext, scratch: Path) -> list[
             continue
         ok = _variant_findings(group, name, root, scratch / name, findings)
         sources_ok = sources_ok and ok
-    if sources_ok and ctx.selected == frozenset(VARIANTS):
+    if sources_ok:
+        # a run checks the revision whatever is selected (both targets are snapshotted)
         try:
             problem = check_description_revision(group, scratch / "revision-check", root)
         except (SkillEvalError, OSError) as exc:

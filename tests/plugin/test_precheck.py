@@ -108,3 +108,19 @@ def test_strict_under_xdist_starts_no_subject_and_exits_as_a_usage_error(pyteste
     assert "refusing to start any subject" in result.stdout.str()
     assert not (project / ".skill-eval" / "runs").exists() or not any(
         p.is_dir() for p in (project / ".skill-eval" / "runs").iterdir()), "no subject may start"
+
+
+def test_check_option_sees_the_runs_environment_and_auth_file(pytester: pytest.Pytester, project: Path,
+                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    group = description_group("paid", BEFORE, "skills/release-notes", reads_skill(), model="anthropic/claude-sonnet-4-5")
+    group["runtime"] = {"host": "pi", "session": False, "extensions": [],
+                        "environment": {"literal": {}, "inherit": ["ANTHROPIC_API_KEY"]}}
+    write_json(project / "groups" / "paid.json", group)
+    monkeypatch.delenv("ANTHROPIC_API_KEY", raising=False)
+    missing = pytester.runpytest_subprocess("--skill-eval", "groups/paid.json", "--skill-eval-check", *ARGS)
+    missing.assert_outcomes(failed=1)
+    missing.stdout.fnmatch_lines(["*provider anthropic gets no credential*"])
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test-value-not-real-0123")
+    present = pytester.runpytest_subprocess("--skill-eval", "groups/paid.json", "--skill-eval-check", *ARGS)
+    present.assert_outcomes(passed=1)
+    assert "sk-ant-test-value-not-real-0123" not in present.stdout.str()
