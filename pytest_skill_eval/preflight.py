@@ -198,11 +198,14 @@ def source_findings(group: Group, ctx: PreflightContext, scratch: Path) -> list[
         ok = _variant_findings(group, name, root, scratch / name, findings)
         sources_ok = sources_ok and ok
     if sources_ok:
-        # a run checks the revision whatever is selected (both targets are snapshotted)
+        # a run checks the revision whatever is selected (both targets are snapshotted);
+        # a target that cannot be snapshotted is its own variant's problem (reported above
+        # when selected), which leaves the rule not checkable rather than broken
         try:
             problem = check_description_revision(group, scratch / "revision-check", root)
         except (SkillEvalError, OSError) as exc:
-            problem = str(exc)
+            findings.append(Finding(None, "description revision", f"not checkable: {exc}", "/variants"))
+            problem = None
         if problem:
             findings.append(Finding(False, "description revision", f"{problem} (the group would be invalid)", "/variants"))
     return findings

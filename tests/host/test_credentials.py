@@ -9,7 +9,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from pytest_skill_eval.credentials import credential_for, credentialed_providers, explain_host_failure
+from pytest_skill_eval.credentials import (
+    credential_for,
+    credentialed_providers,
+    explain_host_failure,
+)
 
 LOGIN_HELP = ("Use /login to log into a provider via OAuth or API key. See:\n"
               "  /pi/docs/providers.md\n  /pi/docs/models.md")

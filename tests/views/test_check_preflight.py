@@ -244,7 +244,7 @@ def test_cli_passes_auth_and_models_files(root: Path, tmp_path: Path) -> None:
 
     def check(*extra: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run([sys.executable, "-m", "pytest_skill_eval.cli", "check", str(BODY), *extra],
-                              cwd=root, capture_output=True, text=True, env={"PATH": os.environ["PATH"]})
+                              cwd=root, capture_output=True, text=True, env={"PATH": os.environ["PATH"]}, check=False)
 
     assert check().returncode == 1
     good = check("--skill-eval-auth", str(auth))
