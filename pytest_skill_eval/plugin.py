@@ -127,17 +127,25 @@ def pytest_collection_finish(session: pytest.Session) -> None:
         return
     strict = config.getoption("skill_eval_strict")
     strict = bool(config.getini("skill_eval_strict")) if strict is None else bool(strict)
+    strict_option = strict
     problems = precheck_items(session.items, skill_session)
     # under xdist every worker collects the same items: one of them speaks for all
     worker = getattr(config, "workerinput", {}).get("workerid") if skill_session.is_worker else None
-    if worker in (None, "gw0"):
-        for item, text in problems:
-            if isinstance(item, SkillEvalItem):
-                item.warn(SkillEvalCheckWarning(text))
+    for item, text in problems:
+        if isinstance(item, SkillEvalItem):
+            try:
+                if worker in (None, "gw0"):
+                    item.warn(SkillEvalCheckWarning(text))
+                elif strict is False and warnings_are_errors():
+                    raise SkillEvalCheckWarning(text)
+            except SkillEvalCheckWarning:
+                strict = True  # a warnings filter made the problems errors: start nothing, as strict does
+                break
     if problems and strict:
         count = len(problems)
         message = (
-            f"--skill-eval-strict: refusing to start any subject: the pre-run check found {count} "
+            f"{'--skill-eval-strict' if strict_option else 'SkillEvalCheckWarning is an error here'}: "
+            f"refusing to start any subject: the pre-run check found {count} "
             f"problem{'s' if count != 1 else ''}:\n" + "\n".join(f"  {text}" for _, text in problems)
             + "\nfix them (skill-eval check <path> lists every check), or run without --skill-eval-strict "
             "to let the run record them as the spec says"
@@ -201,6 +209,19 @@ def precheck_items(items: list[pytest.Item], skill_session: SkillEvalSession) ->
             shown = _shown(item.group.path, skill_session.root)
             found += [(item, f.located(shown)) for f in problems_of(preflight_group(item.group, ctx))]
     return found
+
+
+def warnings_are_errors() -> bool:
+    """Whether this run's warning filters turn a SkillEvalCheckWarning into an error."""
+    import warnings
+
+    # collection runs under pytest's own filters (-W, filterwarnings): probe them, record the rest
+    with warnings.catch_warnings(record=True):
+        try:
+            warnings.warn(SkillEvalCheckWarning("probe"), stacklevel=1)
+        except SkillEvalCheckWarning:
+            return True
+    return False
 
 
 def preflight_context(skill_session: SkillEvalSession) -> Any:

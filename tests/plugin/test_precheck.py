@@ -124,3 +124,13 @@ def test_check_option_sees_the_runs_environment_and_auth_file(pytester: pytest.P
     present = pytester.runpytest_subprocess("--skill-eval", "groups/paid.json", "--skill-eval-check", *ARGS)
     present.assert_outcomes(passed=1)
     assert "sk-ant-test-value-not-real-0123" not in present.stdout.str()
+
+
+def test_warnings_filter_that_makes_the_check_an_error_refuses_like_strict(pytester: pytest.Pytester,
+                                                                           project: Path) -> None:
+    _broken(project)
+    result = pytester.runpytest_subprocess("--skill-eval", "mixed.json", "-p", "no:cacheprovider",
+                                           "-W", "error::pytest_skill_eval.plugin.SkillEvalCheckWarning")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + result.stderr.str()
+    assert "SkillEvalCheckWarning is an error here: refusing to start any subject" in result.stderr.str()
+    assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()
