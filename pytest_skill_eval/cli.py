@@ -47,6 +47,10 @@ def _parser() -> argparse.ArgumentParser:
 
     check = sub.add_parser("check", help="Validate definitions without running any subject")
     check.add_argument("target", help="Suite or group definition path")
+    check.add_argument("--skill-eval-auth", metavar="FILE", dest="auth",
+                       help="The pi auth.json a run would get: its providers have a credential")
+    check.add_argument("--skill-eval-models", metavar="FILE", dest="models",
+                       help="The pi models.json a run would merge: custom providers and their apiKey")
 
     host = sub.add_parser("host", help="Manage the pi host")
     host_sub = host.add_subparsers(dest="host_command", required=True)
@@ -94,7 +98,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "check":
             from .check import check_path
 
-            report, ok = check_path(Path(args.target), Path.cwd())
+            report, ok = check_path(Path(args.target), Path.cwd(),
+                                    auth_file=Path(args.auth).resolve() if args.auth else None,
+                                    user_models=Path(args.models).resolve() if args.models else None)
             print(report, end="")
             return 0 if ok else 1
         if args.command == "host":

@@ -31,7 +31,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, NoReturn
 
 from . import envpolicy
-from .errors import DefinitionError, PathEscapeError, Problem, SkillEvalError, json_text
+from .errors import (
+    DefinitionError,
+    PathEscapeError,
+    Problem,
+    SkillEvalError,
+    did_you_mean,
+    json_text,
+)
 from .paths import check_relative, contain_path
 
 if TYPE_CHECKING:  # jsonschema is imported on first validation: plain pytest runs never pay for it
@@ -982,7 +989,8 @@ def _translate(error: jsonschema.ValidationError) -> Iterable[Problem]:
     if keyword == "enum":
         reserved = schema.get("x-reserved", {})
         note = f" ({reserved[instance]})" if isinstance(instance, str) and instance in reserved else ""
-        return [Problem(pointer, f"expected {_one_of(expected_value)}, found {found}{note}")]
+        hint = "" if note else did_you_mean(instance, [v for v in expected_value if isinstance(v, str)])
+        return [Problem(pointer, f"expected {_one_of(expected_value)}, found {found}{note}{hint}")]
     if keyword == "const":
         return [Problem(pointer, f"expected {json_text(expected_value)}, found {found}")]
     return [Problem(pointer, f"expected {_expected(schema)}, found {found}")]

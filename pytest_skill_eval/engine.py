@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping
 
 from . import evidence
+from .credentials import explain_host_failure
 from .definitions import VARIANTS, Group, Suite, Variant, VariantName
 from .errors import (
     EvidenceError,
@@ -37,6 +38,7 @@ from .host.launch import (
 )
 from .host.protocol import (
     build_turn,
+    models_used,
     registered_context,
     registered_skills,
     turn_to_json,
@@ -48,6 +50,7 @@ from .isolation import (
     auth_secrets,
     check_description_revision,
     context_files,
+    inherited_values,
     materialise_resources,
     snapshot_bundles,
     snapshot_fixture,
@@ -62,7 +65,7 @@ Progress = Callable[[str], None]
 class ModelBackend:
     """Chooses the provider for a group and supplies its ``models.json`` entries."""
 
-    def providers_for(self, group: Group) -> tuple[str, str, dict[str, Any]]:  # pragma: no cover - protocol
+    def providers_for(self, group: Group) -> tuple[str | None, str | None, dict[str, Any]]:  # pragma: no cover - protocol
         raise NotImplementedError
 
 
@@ -302,20 +305,8 @@ def group_redactor(group: Group, cfg: EngineConfig) -> Redactor:
 
 
 def _inherited(group: Group, env: Mapping[str, str]) -> dict[str, str]:
-    """The inherited variables' values, or :class:`InvalidVariant` when one cannot be used."""
-    names = group.runtime.environment.inherit
-    missing = [n for n in names if n not in env]
-    if missing:
-        raise InvalidVariant(f"inherited environment variable(s) not set: {', '.join(missing)}")
-    for n in names:
-        problem = unsafe_reason(env[n])
-        if problem:
-            raise InvalidVariant(
-                f"inherited environment variable {n} cannot be kept out of evidence reliably ({problem}): "
-                "environment.inherit is for secrets, which are redacted from evidence; "
-                "declare non-secret settings in environment.literal"
-            )
-    return {n: env[n] for n in names}
+    """The inherited variables' values, or :class:`InvalidVariant` (shared with the pre-run check)."""
+    return inherited_values(group, env)
 
 
 def _persist_state(run_dir: Path, group: Group, name: VariantName, state: str, reason: str) -> VariantOutcome:
@@ -522,14 +513,16 @@ def _persist_run(plan: LaunchPlan, run: HostRun, record: dict[str, Any], before:
     after = {str(p): evidence.fingerprint_tree(p) for p in resources}
     changed = sorted(p for p in before if before[p] != after.get(p))
     if record["reason"] is None:
-        record["state"], record["reason"] = run.outcome, run.failure
+        # pi's "/login" advice does not work here: the reason names the fix that does
+        record["state"] = run.outcome
+        record["reason"] = explain_host_failure(run.failure, bytes(run.stderr).decode("utf-8", "replace"))
         if run.outcome == "complete" and changed:
             record["state"] = "invalid"
             record["reason"] = "declared resources changed during the run: " + ", ".join(changed)
     record.update(
         host=plan.host.to_json(),
         mode=plan.mode,
-        model={"provider": plan.provider, "model": plan.model, "thinking": plan.thinking},
+        model=_model_record(plan, models_used(run.records)),
         argv=plan.argv(),
         env=plan.redacted_env(),
         tools=list(plan.tools),
@@ -568,6 +561,14 @@ def _persist_run(plan: LaunchPlan, run: HostRun, record: dict[str, Any], before:
     evidence.write_json(run_dir / "fingerprints.json", redactor.json({"before": before, "after": after})[0], sync_dir=False)
     snapshot(workspace, "workspace")
     write_record(record)
+
+
+def _model_record(plan: LaunchPlan, used: list[dict[str, str]]) -> dict[str, Any]:
+    """The model the run used: pi's own answer when it chose (an omitted ``model``)."""
+    declared = f"{plan.provider}/{plan.model}" if plan.provider else None
+    first = used[0] if used else {"provider": plan.provider, "model": plan.model}
+    return {"provider": first["provider"], "model": first["model"], "thinking": plan.thinking,
+            "declared": declared, "used": used}
 
 
 def _active_tools(source: Path) -> list[list[str]]:

@@ -14,7 +14,9 @@ A failed expectation is data (see ``grading``), never an exception.
 
 from __future__ import annotations
 
+import difflib
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -30,6 +32,15 @@ def json_text(value: Any) -> str:
     except UnicodeEncodeError:
         return json.dumps(value)
     return rendered
+
+
+def did_you_mean(found: Any, known: Sequence[str]) -> str:
+    """`` (did you mean "x"?)`` when *found* is a string close to one of *known*, else ``""``."""
+    if not isinstance(found, str) or found in known:
+        return ""
+    # a high cutoff: "present" is not a typo of "absent", "exist" is one of "exists"
+    close = difflib.get_close_matches(found, list(known), n=1, cutoff=0.75)
+    return f" (did you mean {json_text(close[0])}?)" if close else ""
 
 
 class SkillEvalError(Exception):

@@ -8,15 +8,16 @@ exact Git commit). Secrets that must never reach evidence are collected here too
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from . import evidence
-from .definitions import Group, Variant
+from .definitions import ExtensionBundle, Group, Variant
 from .errors import SkillEvalError, SourceError
 from .redaction import unsafe_reason
+from .sources import SourceIdentity
 
 
 class InvalidVariant(SkillEvalError):
@@ -35,13 +36,18 @@ def snapshot_fixture(root: Path, rel: str, dest: Path) -> None:
 
 def snapshot_bundles(root: Path, group: Group, dest: Path) -> None:
     """Extension bundles: snapshotted once per group, copied byte-identically to each variant."""
+    for i, bundle in enumerate(group.runtime.extensions):
+        snapshot_bundle(root, i, bundle, dest / str(i))
+
+
+def snapshot_bundle(root: Path, index: int, bundle: ExtensionBundle, dest: Path) -> None:
+    """One bundle's resources, refusing an entry that is not inside them."""
     from .sources import copy_working_tree
 
-    for i, bundle in enumerate(group.runtime.extensions):
-        for rel in bundle.resources:
-            copy_working_tree(root, rel, dest / str(i) / rel)
-        if not (dest / str(i) / bundle.entry).is_file():
-            raise SourceError(f"extension bundle {i}: entry {bundle.entry!r} is not inside its declared resources")
+    for rel in bundle.resources:
+        copy_working_tree(root, rel, dest / rel)
+    if not (dest / bundle.entry).is_file():
+        raise SourceError(f"extension bundle {index}: entry {bundle.entry!r} is not inside its declared resources")
 
 
 def context_files(items: list[Path]) -> list[dict[str, str]]:
@@ -145,34 +151,40 @@ def check_description_revision(group: Group, scratch: Path, root: Path) -> Revis
 
 
 def copy_from_source(variant: Variant, root: Path) -> Callable[[str, Path], None]:
-    from .sources import GitSource, copy_working_tree
+    return open_source(variant, root)[0]
+
+
+def open_source(variant: Variant, root: Path) -> tuple[Callable[[str, Path], None], SourceIdentity]:
+    """How to copy a declared path from the variant's source, and that source's identity.
+
+    A Git source resolves its ref to one exact commit here (a SourceError when it cannot).
+    """
+    from .sources import GitSource, SourceIdentity, copy_working_tree
 
     if variant.source.kind == "git":
-        return GitSource(root, variant.source.ref or "").copy
-    return lambda rel, dest: copy_working_tree(root, rel, dest)
+        source = GitSource(root, variant.source.ref or "")
+        return source.copy, source.identity(root)
+    return (lambda rel, dest: copy_working_tree(root, rel, dest)), SourceIdentity("working-tree", None, None, str(root))
 
+
+def materialise_skill(copy: Callable[[str, Path], None], rel: str, index: int, dest: Path, kind: str) -> None:
+    """Snapshot one declared skill to *dest*; it must hold a UTF-8 ``SKILL.md``."""
+    copy(rel, dest)
+    if not (dest / "SKILL.md").is_file():
+        raise InvalidVariant(f"skill {rel!r} (index {index}) has no SKILL.md in its {kind} source")
+    try:
+        (dest / "SKILL.md").read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InvalidVariant(f"skill {rel!r} (index {index}): SKILL.md is not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
 
 
 def materialise_resources(variant: Variant, base: Path, root: Path) -> tuple[list[Path], list[Path], dict[str, Any]]:
-    from .sources import GitSource, SourceIdentity
-
     skills_dir, context_dir = base / "resources" / "skills", base / "resources" / "context"
-    copy = copy_from_source(variant, root)
-    if variant.source.kind == "git":
-        identity = GitSource(root, variant.source.ref or "").identity(root)
-    else:
-        identity = SourceIdentity("working-tree", None, None, str(root))
-
+    copy, identity = open_source(variant, root)
     skills: list[Path] = []
     for i, rel in enumerate(variant.skills):
         dest = skills_dir / str(i) / Path(rel).name
-        copy(rel, dest)
-        if not (dest / "SKILL.md").is_file():
-            raise InvalidVariant(f"skill {rel!r} (index {i}) has no SKILL.md in its {identity.kind} source")
-        try:
-            (dest / "SKILL.md").read_bytes().decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise InvalidVariant(f"skill {rel!r} (index {i}): SKILL.md is not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+        materialise_skill(copy, rel, i, dest, identity.kind)
         skills.append(dest)
     contexts: list[Path] = []
     for i, rel in enumerate(variant.context):
@@ -181,6 +193,34 @@ def materialise_resources(variant: Variant, base: Path, root: Path) -> tuple[lis
         contexts.append(dest)
     return skills, contexts, identity.to_json()
 
+
+def inherit_problems(group: Group, env: Mapping[str, str]) -> list[tuple[int, str]]:
+    """Why each ``environment.inherit`` entry cannot be used (by index); empty when all can."""
+    problems: list[tuple[int, str]] = []
+    for i, name in enumerate(group.runtime.environment.inherit):
+        if name not in env:
+            problems.append((i, f"inherited environment variable(s) not set: {name}"))
+            continue
+        problem = unsafe_reason(env[name])
+        if problem:
+            problems.append((i, (
+                f"inherited environment variable {name} cannot be kept out of evidence reliably ({problem}): "
+                "environment.inherit is for secrets, which are redacted from evidence; "
+                "declare non-secret settings in environment.literal"
+            )))
+    return problems
+
+
+def inherited_values(group: Group, env: Mapping[str, str]) -> dict[str, str]:
+    """The inherited variables' values, or :class:`InvalidVariant` when one cannot be used."""
+    names = group.runtime.environment.inherit
+    missing = [n for n in names if n not in env]
+    if missing:
+        raise InvalidVariant(f"inherited environment variable(s) not set: {', '.join(missing)}")
+    problems = inherit_problems(group, env)
+    if problems:
+        raise InvalidVariant(problems[0][1])
+    return {n: env[n] for n in names}
 
 
 def auth_secrets(auth_file: Path | None) -> dict[str, str]:

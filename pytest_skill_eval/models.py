@@ -4,8 +4,9 @@ A group's ``model`` names ``provider/model``. The provider ``scripted`` is the e
 stand-in (``scripted/<script-name>``), served by one :class:`ScriptedModelServer` per
 process, started only when a selected group uses it. Any other provider is pi's own or
 one from the user's ``models.json``; credentials come from ``environment.inherit`` or
-the configured auth file, never from here. A group without ``model`` uses the scripted
-stand-in with the script named after the group id.
+the configured auth file, never from here. A group without ``model`` leaves the choice to
+pi, which picks a model of a provider it has a credential for (its own default); the
+scripted stand-in is used only when a group names ``scripted/<name>``.
 """
 
 from __future__ import annotations
@@ -29,14 +30,15 @@ class ModelRouter:
         self._server: Any = None
         self._lock = threading.Lock()
 
-    def model_of(self, group: Group) -> tuple[str, str]:
+    def model_of(self, group: Group) -> tuple[str | None, str | None]:
+        """The declared provider and model id; ``(None, None)``: pi's own default."""
         if group.model is None:
-            return SCRIPTED, group.id
+            return None, None
         return group.model.provider, group.model.model_id
 
-    def providers_for(self, group: Group) -> tuple[str, str, dict[str, Any]]:
+    def providers_for(self, group: Group) -> tuple[str | None, str | None, dict[str, Any]]:
         provider, model_id = self.model_of(group)
-        if provider != SCRIPTED:
+        if provider != SCRIPTED or model_id is None:
             return provider, model_id, {}
         script = self.find_script(group, model_id)
         server = self.server()

@@ -48,11 +48,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="A pi auth.json copied into each variant's agent dir (never into evidence)")
     group.addoption("--skill-eval-check", action="store_true", default=False,
                     help="Check definitions, expectation shapes, scripts and paths without running any subject")
+    group.addoption("--skill-eval-strict", action="store_true", default=None,
+                    help="Start no subject when the pre-run check finds a problem (a usage error, exit 4)")
     group.addoption("--skill-eval-stall-timeout", type=float, default=None, metavar="SECONDS",
                     help="Stop a subject that makes no progress for this long (default: 900)")
     parser.addini("skill_eval_paths", "Suites or groups collected by plain pytest (like testpaths)", type="paths", default=[])
     parser.addini("skill_eval_fail_on", "Default for --skill-eval-fail-on", default="candidate")
     parser.addini("skill_eval_host", "Default for --skill-eval-host", default="")
+    parser.addini("skill_eval_strict", "Default for --skill-eval-strict", type="bool", default=False)
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -108,6 +111,144 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
             and isinstance(excinfo.value, (SkillEvalGroupError, SkillEvalError))):
         report.longrepr = str(excinfo.value)
     return report
+
+
+class SkillEvalCheckWarning(pytest.PytestWarning):
+    """The pre-run check found something a run would make invalid or a grade-error."""
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_finish(session: pytest.Session) -> None:
+    """The pre-run check of every selected group, before any subject starts.
+
+    Each problem is a :class:`SkillEvalCheckWarning` naming file and JSON pointer, and
+    the run then proceeds as the spec says (a broken variant is invalid, a malformed
+    check a grade-error). With ``--skill-eval-strict`` no subject starts at all.
+    """
+    config = session.config
+    skill_session: SkillEvalSession | None = config.stash.get(SESSION_KEY, None)
+    if skill_session is None or config.option.collectonly or config.getoption("skill_eval_check"):
+        return
+    strict = config.getoption("skill_eval_strict")
+    strict = bool(config.getini("skill_eval_strict")) if strict is None else bool(strict)
+    strict_option = strict
+    problems = precheck_items(session.items, skill_session)
+    # under xdist every worker collects the same items: one of them speaks for all
+    worker = getattr(config, "workerinput", {}).get("workerid") if skill_session.is_worker else None
+    for item, text in problems:
+        if isinstance(item, SkillEvalItem):
+            try:
+                if worker in (None, "gw0"):
+                    item.warn(SkillEvalCheckWarning(text))
+                elif strict is False and warnings_are_errors():
+                    raise SkillEvalCheckWarning(text)
+            except SkillEvalCheckWarning:
+                strict = True  # a warnings filter made the problems errors: start nothing, as strict does
+                break
+    if problems and strict:
+        count = len(problems)
+        message = (
+            f"{'--skill-eval-strict' if strict_option else 'SkillEvalCheckWarning is an error here'}: "
+            f"refusing to start any subject: the pre-run check found {count} "
+            f"problem{'s' if count != 1 else ''}:\n" + "\n".join(f"  {text}" for _, text in problems)
+            + "\nfix them (skill-eval check <path> lists every check), or run without --skill-eval-strict "
+            "to let the run record them as the spec says"
+        )
+        if not skill_session.is_worker:
+            raise pytest.UsageError(message)
+        # an xdist worker cannot end the session with a usage error: every item refuses
+        # to start instead, and the controller turns the exit status into one (exit 4)
+        for item in session.items:
+            if isinstance(item, (SkillEvalItem, BrokenGroupItem)):
+                item.strict_refusal = message
+    if problems and worker is None:
+        reporter = config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None and config.get_verbosity() >= 0:
+            reporter.write_line(f"skill-eval: the pre-run check found {len(problems)} problem(s); see the warnings "
+                                "summary (--skill-eval-strict starts no subject instead)", yellow=True)
+
+
+STRICT_REFUSED = "skill_eval.strict_refused"
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    """xdist controller: remember a worker's strict refusal (see :func:`pytest_collection_finish`)."""
+    for name, value in getattr(report, "user_properties", ()):
+        if name == STRICT_REFUSED:
+            _refusals.append(str(value))
+
+
+#: refusals reported by xdist workers, seen by the controller (one session per process)
+_refusals: list[str] = []
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    if getattr(session.config, "workerinput", None) is not None:
+        return
+    if _refusals:
+        session.exitstatus = pytest.ExitCode.USAGE_ERROR
+        reporter = session.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(f"ERROR: {_refusals[0]}", red=True)
+    _refusals.clear()  # an in-process pytest.main() may run again
+
+
+def _refuse(item: pytest.Item, refusal: str) -> None:
+    item.user_properties.append((STRICT_REFUSED, refusal))
+    raise SkillEvalGroupError(refusal)
+
+
+def precheck_items(items: list[pytest.Item], skill_session: SkillEvalSession) -> list[tuple[pytest.Item, str]]:
+    """``(item, "<file>: <pointer>: <problem>")`` for every problem of the selected groups."""
+    from .preflight import preflight_group, problems_of
+
+    ctx = preflight_context(skill_session)
+    found: list[tuple[pytest.Item, str]] = []
+    for item in items:
+        if isinstance(item, BrokenGroupItem):
+            found += [(item, line) for line in str(item.error).splitlines()]
+        elif isinstance(item, SkillEvalItem):
+            shown = _shown(item.group.path, skill_session.root)
+            found += [(item, f.located(shown)) for f in problems_of(preflight_group(item.group, ctx))]
+    return found
+
+
+def warnings_are_errors() -> bool:
+    """Whether this run's warning filters turn a SkillEvalCheckWarning into an error."""
+    import warnings
+
+    # collection runs under pytest's own filters (-W, filterwarnings): probe them, record the rest
+    with warnings.catch_warnings(record=True):
+        try:
+            warnings.warn(SkillEvalCheckWarning("probe"), stacklevel=1)
+        except SkillEvalCheckWarning:
+            return True
+    return False
+
+
+def preflight_context(skill_session: SkillEvalSession) -> Any:
+    """What this run's variants would get: environment, auth and models files, selection."""
+    import os
+
+    from .preflight import PreflightContext
+
+    opt = skill_session.config.getoption
+    return PreflightContext(
+        root=skill_session.root,
+        env=dict(os.environ),
+        auth_file=Path(opt("skill_eval_auth")).resolve() if opt("skill_eval_auth") else None,
+        user_models=Path(opt("skill_eval_models")).resolve() if opt("skill_eval_models") else None,
+        selected=skill_session.selected,
+    )
+
+
+def _shown(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root).as_posix()
+    except ValueError:
+        return str(path)
 
 
 class SkillEvalFile(pytest.File):
@@ -169,6 +310,8 @@ class SkillEvalItem(pytest.Item):
         self.position = position
         self.suite = suite
         self.check_problems: str | None = None
+        #: set under xdist when --skill-eval-strict refuses the run (the item starts nothing)
+        self.strict_refusal: str | None = None
         self.lineno = lineno
         self.verdict: Verdict | None = None
         self.add_marker(pytest.mark.skill_eval)
@@ -188,7 +331,7 @@ class SkillEvalItem(pytest.Item):
 
     def plan_lines(self) -> list[str]:
         """What would run, for ``--collect-only -v``; nothing is started to find out."""
-        model = self.group.model.model if self.group.model else f"scripted/{self.group.id}"
+        model = self.group.model.model if self.group.model else "pi's default (omitted)"
         tools = ", ".join(self.group.tools) or "none"
         lines = [f"position {self.position}, {self.group.type} group, {len(self.group.prompts)} turn(s), "
                  + f"model {model}, tools: {tools}"]
@@ -206,6 +349,8 @@ class SkillEvalItem(pytest.Item):
 
     def setup(self) -> None:
         session: SkillEvalSession = self.config.stash[SESSION_KEY]
+        if self.strict_refusal is not None:
+            _refuse(self, self.strict_refusal)
         if self.config.getoption("skill_eval_check"):
             self._check(session)
             return
@@ -225,7 +370,7 @@ class SkillEvalItem(pytest.Item):
         """--skill-eval-check: what would become a grade-error or an invalid run, before any run."""
         from .check import check_group, render_report
 
-        report = check_group(self.group, session.root, self.nodeid)
+        report = check_group(self.group, session.root, self.nodeid, preflight_context(session))
         text, ok = render_report(str(self.path), "pre-run check", [report])
         self.user_properties.append((STATUS_PROPERTY, "checked" if ok else "check failed"))
         self.check_problems = None if ok else text
@@ -256,10 +401,13 @@ class BrokenGroupItem(pytest.Item):
         self.error = error
         self.lineno = lineno
         self.position = position
+        self.strict_refusal: str | None = None
         self.add_marker(pytest.mark.skill_eval)
 
     def setup(self) -> None:
         self.user_properties.append((STATUS_PROPERTY, "invalid"))
+        if self.strict_refusal is not None:
+            _refuse(self, self.strict_refusal)
         if self.config.getoption("skill_eval_check"):
             raise self.error  # a check writes no evidence
         from .engine import persist_invalid_definition

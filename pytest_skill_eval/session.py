@@ -103,7 +103,7 @@ class SkillEvalSession:
         root = Path(config.invocation_params.dir).resolve()
         # --skill-eval on the command line replaces skill_eval_paths, as arguments replace testpaths
         source = "--skill-eval" if option_paths else "skill_eval_paths"
-        declared = resolve_declared(option_paths or ini_paths, root, source)
+        declared = resolve_declared(option_paths or ini_paths, root, source, norecurse=config.getini("norecursedirs"))
         raw_fail_on = config.getoption("skill_eval_fail_on") or config.getini("skill_eval_fail_on") or DEFAULT_FAIL_ON
         try:
             fail_on = parse_fail_on(raw_fail_on, "--skill-eval-fail-on" if config.getoption("skill_eval_fail_on") else "skill_eval_fail_on")
@@ -377,8 +377,10 @@ class SkillEvalSession:
                             stopped=str(stopped) if stopped else None)
 
 
-def resolve_declared(paths: Iterable[Path], root: Path, source: str) -> list[Path]:
-    """Resolve declared paths from *root*; each must exist, and a file must be a definition."""
+def resolve_declared(paths: Iterable[Path], root: Path, source: str, *, norecurse: Iterable[str] = ()) -> list[Path]:
+    """Resolve declared paths from *root*; each must exist, a file must be a definition,
+    and a directory must hold a suite (pytest would silently collect nothing)."""
+    patterns = tuple(norecurse)
     resolved: list[Path] = []
     for p in paths:
         full = (p if p.is_absolute() else root / p).resolve()
@@ -393,9 +395,47 @@ def resolve_declared(paths: Iterable[Path], root: Path, source: str) -> list[Pat
         if full.is_file() and definition_kind(full) is None:
             raise pytest.UsageError(f"{source} {p}: not a suite or group definition (expected a JSON object with "
                                     '"schema_version" and "kind": "suite" or "group")')
+        if full.is_dir():
+            problem = _suiteless_directory(full, p, root, patterns)
+            if problem is not None:
+                raise pytest.UsageError(f"{source} {p}: {problem}")
         if full not in resolved:
             resolved.append(full)
     return resolved
+
+
+def _suiteless_directory(directory: Path, shown: Path, root: Path, norecurse: tuple[str, ...]) -> str | None:
+    """Why *directory* would contribute nothing (it holds no suite), or None when it holds one.
+
+    Walks as pytest collects (``norecursedirs`` pruned, the evidence tree skipped) and stops
+    at the first suite, so a directory that works costs only the files before it.
+    """
+    import fnmatch
+    import os
+
+    runs = (root / evidence.RUNS_DIR).resolve()
+    groups: list[str] = []
+    for dirpath, dirnames, filenames in os.walk(directory):
+        here = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if not any(fnmatch.fnmatch(d, pat) for pat in norecurse)
+                             and (here / d).resolve() != runs)
+        for name in sorted(filenames):
+            if not name.endswith(".json"):
+                continue
+            kind = definition_kind(here / name)
+            if kind == "suite":
+                return None
+            if kind == "group":
+                path = here / name
+                groups.append(path.relative_to(root).as_posix() if path.is_relative_to(root) else str(path))
+    if not groups:
+        return ('found no suite or group definition in it (a JSON object with "schema_version": 1 and '
+                '"kind": "suite" or "group"): name a suite or group file, or a directory that holds suites')
+    listed = ", ".join(groups[:5]) + (f" and {len(groups) - 5} more" if len(groups) > 5 else "")
+    count = f"{len(groups)} group definition{'s' if len(groups) != 1 else ''}"
+    return (f"a directory contributes the suite files inside it, and {shown} holds none; found {count} "
+            f"({listed}): name a group file (--skill-eval {groups[0]}) or a suite that lists them "
+            '(a JSON object with "schema_version": 1, "kind": "suite", "id" and "groups": [...])')
 
 
 def _named_by(path: Path, args: list[str], root: Path) -> bool:

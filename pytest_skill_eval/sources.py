@@ -41,11 +41,25 @@ def _contained(root: Path, rel: str) -> Path:
     return candidate
 
 
+def not_found_message(root: Path, rel: str) -> str:
+    """A declared working-tree path is missing: say where the definition root is, and where it is not.
+
+    Declared paths resolve from the directory pytest runs in, so the commonest cause is
+    running from a subdirectory (such as the one holding the suite) instead of the
+    repository top: when an ancestor holds the path, the message says to run from there.
+    """
+    message = f"{rel}: not found under the definition root {root} (the current directory)"
+    for ancestor in Path(os.path.abspath(root)).parents:
+        if os.path.lexists(ancestor / rel):
+            return f"{message}; it exists under {ancestor}: run from there"
+    return message
+
+
 def copy_working_tree(root: Path, rel: str, dest: Path) -> None:
     """Copy ``root/rel`` (file or directory) to *dest*, refusing escapes and odd entries."""
     src = _contained(root, rel)
     if not src.exists():
-        raise SourceError(f"{rel}: not found in the working tree under {root}")
+        raise SourceError(not_found_message(root, rel))
     real_src = src.resolve()
     if real_src.is_file():
         dest.parent.mkdir(parents=True, exist_ok=True)

@@ -589,7 +589,12 @@ def _source_text(source: Mapping[str, Any]) -> str:
 
 
 def _model_text(model: Mapping[str, Any]) -> str:
-    text = f"{model.get('provider')}/{model.get('model')}"
+    if model.get("provider") is None:
+        text = "none answered"
+    else:
+        text = f"{model.get('provider')}/{model.get('model')}"
+    if "declared" in model and model.get("declared") is None:
+        text += " (pi's default: the group declares no model)"
     if model.get("thinking"):
         text += f" (thinking {model['thinking']})"
     if model.get("provider") == "scripted":

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..definitions import Expectation, Group, Variant, json_int
+from ..errors import did_you_mean
 from .jsonvalue import parse_pointer, show
 
 KINDS: tuple[str, ...] = (
@@ -116,10 +117,15 @@ class _Parsing:
         """The raw field, or the absent marker (distinct from an explicit null)."""
         return self.raw.get(name, _ABSENT)
 
-    def add(self, field: str, expected: str, found: Any = _ABSENT, *, item: int | None = None) -> None:
+    def add(self, field: str, expected: str, found: Any = _ABSENT, *, item: int | None = None,
+            known: tuple[str, ...] = ()) -> None:
+        """One problem; *known* are the valid values (or names) a close *found* is suggested from."""
         shown = "nothing" if found is _ABSENT else show(found)
         where = _escape(field) if item is None else f"{_escape(field)}/{item}"
-        self.items.append(f"{self.prefix}/{where}: expected {expected}, found {shown}")
+        self.items.append(f"{self.prefix}/{where}: expected {expected}, found {shown}{did_you_mean(found, known)}")
+
+    def add_one_of(self, field: str, values: tuple[str, ...], found: Any = _ABSENT) -> None:
+        self.add(field, _one_of(values), found, known=values)
 
 
 def parse_check(group: Group, expectation: Expectation) -> tuple[Check | None, list[str]]:
@@ -132,17 +138,17 @@ def parse_check(group: Group, expectation: Expectation) -> tuple[Check | None, l
     kind = expectation.kind
     known_kind = isinstance(kind, str) and kind in EXPECTS
     if not known_kind:
-        p.add("kind", _one_of(KINDS), p.get("kind"))
+        p.add_one_of("kind", KINDS, p.get("kind"))
     expect = expectation.expect
     if known_kind and isinstance(expect, str) and expect in EXPECTS[kind]:
         p.expect = expect
     elif known_kind:
-        p.add("expect", _one_of(EXPECTS[kind]), p.get("expect"))
+        p.add_one_of("expect", EXPECTS[kind], p.get("expect"))
     variant_name = expectation.variant
     if isinstance(variant_name, str) and variant_name in ("baseline", "candidate"):
         p.variant = group.variant(variant_name)  # type: ignore[arg-type]
     else:
-        p.add("variant", _one_of(("baseline", "candidate")), p.get("variant"))
+        p.add_one_of("variant", ("baseline", "candidate"), p.get("variant"))
     comparison = expectation.comparison
     if comparison is not None and not (
         isinstance(comparison, str) and len(comparison) <= 64 and _ID.fullmatch(comparison)
@@ -157,6 +163,7 @@ def parse_check(group: Group, expectation: Expectation) -> tuple[Check | None, l
     allowed = set(COMMON_FIELDS) | set(KIND_FIELDS[kind])
     for name in sorted(k for k in raw if k not in allowed):
         p.add(name, f"no such field on a {kind} expectation (its fields: {_field_list(kind)})", raw[name])
+        p.items[-1] += did_you_mean(name, COMMON_FIELDS + KIND_FIELDS[kind])
     if p.items or p.expect is None or p.variant is None:
         return None, p.items
     return Check(kind=kind, expect=p.expect, variant=variant_name, turn=turn, **p.fields), []
@@ -201,7 +208,7 @@ def _check_skill_read(p: _Parsing) -> None:
 def _check_resource_read(p: _Parsing) -> None:
     resource = p.get("resource")
     if resource not in RESOURCES:
-        p.add("resource", _one_of(RESOURCES), resource)
+        p.add_one_of("resource", RESOURCES, resource)
         resource = None
     p.fields["resource"] = resource
     index = p.get("index")
@@ -310,7 +317,7 @@ def _check_context_text(p: _Parsing) -> None:
     if surface in SURFACES:
         p.fields["surface"] = surface
     else:
-        p.add("surface", _one_of(SURFACES), surface)
+        p.add_one_of("surface", SURFACES, surface)
     request = p.raw.get("request", "last")
     number = json_int(request)
     if isinstance(request, str) and request in ("first", "last"):

@@ -78,8 +78,9 @@ class LaunchPlan:
     skills: tuple[Path, ...]
     extensions: tuple[Path, ...]
     tools: tuple[str, ...]
-    provider: str
-    model: str
+    #: None (with ``model`` None): no ``--provider``/``--model``, pi picks its own default
+    provider: str | None
+    model: str | None
     thinking: str | None
     session_dir: Path | None
     prompts: tuple[str, ...] = ()
@@ -101,7 +102,8 @@ class LaunchPlan:
     def argv(self) -> list[str]:
         args = [
             "--mode", self.mode, "--offline", "--no-approve",
-            "--provider", self.provider, "--model", self.model,
+            *(["--provider", self.provider] if self.provider else []),
+            *(["--model", self.model] if self.model else []),
             "--no-extensions", "--no-skills", "--no-context-files", "--no-prompt-templates", "--no-themes",
         ]  # fmt: skip
         args += ["--session-dir", str(self.session_dir)] if self.session_dir else ["--no-session"]

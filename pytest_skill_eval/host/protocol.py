@@ -173,6 +173,28 @@ def provider_error(records: Sequence[Record]) -> str | None:
     return None
 
 
+def models_used(records: Sequence[Record]) -> list[dict[str, str]]:
+    """The provider/model pairs that answered, in first-use order, from assistant ``message_end`` records.
+
+    pi names the model that actually answered on each assistant message, so this is what
+    ran even when the group left the choice to pi.
+    """
+    seen: list[dict[str, str]] = []
+    for rec in records:
+        data = rec.data
+        if not data or data.get("type") != "message_end":
+            continue
+        message = data.get("message") or {}
+        if not isinstance(message, dict) or message.get("role") != "assistant":
+            continue
+        provider, model = message.get("provider"), message.get("model")
+        if isinstance(provider, str) and isinstance(model, str):
+            pair = {"provider": provider, "model": model}
+            if pair not in seen:
+                seen.append(pair)
+    return seen
+
+
 def usage_totals(records: Sequence[Record], start: int = 0, end: int | None = None) -> dict[str, float]:
     """Sum token usage and cost over the assistant ``message_end`` records in a range."""
     totals = {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0, "totalTokens": 0.0, "cost": 0.0}

@@ -46,7 +46,7 @@ def test_valid_expectations_have_no_problems(raw: dict[str, Any]) -> None:
 
 BAD: list[tuple[str, dict[str, Any], dict[str, Any], list[str]]] = [
     ("unknown-kind", {"kind": "file-exists", "expect": "x"}, {},
-     [f'/expectations/0/kind: expected one of {KIND_LIST}, found "file-exists"']),
+     [f'/expectations/0/kind: expected one of {KIND_LIST}, found "file-exists" (did you mean "file-text"?)']),
     ("bad-expect", {"kind": "path", "expect": "present", "path": "a"}, {},
      ['/expectations/0/expect: expected one of "exists", "absent", found "present"']),
     ("missing-expect", {"kind": "response-text", "value": "x"}, {},

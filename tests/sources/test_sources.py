@@ -103,5 +103,5 @@ def test_working_tree_refuses_escapes_and_special_files(tmp_path: Path) -> None:
     os.mkfifo(root / "skills" / "a" / "pipe")
     with pytest.raises(SourceError, match="skills/a: pipe is not a regular file or directory"):
         copy_working_tree(root, "skills/a", tmp_path / "o3")
-    with pytest.raises(SourceError, match="skills/none: not found in the working tree"):
+    with pytest.raises(SourceError, match="skills/none: not found under the definition root"):
         copy_working_tree(root, "skills/none", tmp_path / "o4")

@@ -92,7 +92,7 @@ def test_missing_and_malformed_scripts(root: Path) -> None:
     (root / "scripts" / "release-notes-body.json").unlink()
     report, ok = check_path(Path("groups/release-notes-body.json"), root)
     assert not ok
-    assert "  error model scripted/release-notes-body  no script for model 'scripted/release-notes-body': looked for " in report
+    assert "  error model scripted/release-notes-body  /model/model: no script for model 'scripted/release-notes-body': looked for " in report
 
     (root / "scripts" / "release-notes-body.json").write_text('{"schema": "skill-eval-script/1", "turns": "no"}')
     report, ok = check_path(Path("groups/release-notes-body.json"), root)
@@ -109,22 +109,18 @@ def test_missing_working_tree_paths(root: Path) -> None:
     )
     report, ok = check_path(Path("groups/release-notes-body.json"), root)
     assert not ok
-    assert "  error fixture" in report and "fixtures/gone: not found in the working tree under" in report
+    assert "  error fixture" in report and "fixtures/gone: not found under the definition root" in report
     assert "  error baseline context 0" in report and "context/none.md: not found" in report
-    assert "  error candidate skill 0" in report and "skills/release-notes: has no SKILL.md" in report
+    assert "  error candidate skill 0" in report and "skill 'skills/release-notes' (index 0) has no SKILL.md" in report
     assert report.endswith("\n3 problems found\n")
 
 
-def test_git_source_and_real_provider_are_not_checked(root: Path) -> None:
-    def change(d: dict[str, Any]) -> None:
-        d["variants"]["baseline"]["source"] = {"kind": "git", "ref": "v1"}
-        d["model"] = {"model": "anthropic/some-model"}
-
-    _edit(root / "groups" / "release-notes-body.json", change)
+def test_provider_pi_resolves_itself_is_not_checked(root: Path) -> None:
+    _edit(root / "groups" / "release-notes-body.json", lambda d: d.update(model={"model": "some-oauth-provider/some-model"}))
     report, ok = check_path(Path("groups/release-notes-body.json"), root)
     assert ok, report
-    assert "  skip  model anthropic/some-model" in report
-    assert "  skip  baseline source" in report and "git ref v1: 1 path(s) resolved when a run snapshots them" in report
+    assert "  skip  model some-oauth-provider/some-model" in report
+    assert "not checked: pi resolves provider some-oauth-provider at run time" in report
 
 
 def test_cli_exit_codes(root: Path) -> None:
