@@ -174,7 +174,7 @@ def environment_findings(group: Group, ctx: PreflightContext) -> list[Finding]:
 
 def source_findings(group: Group, ctx: PreflightContext, scratch: Path) -> list[Finding]:
     """Snapshot the fixture, bundles and each selected variant's skills and context as a run would."""
-    from .isolation import check_description_revision, snapshot_bundle, snapshot_fixture
+    from .isolation import RevisionCheck, check_description_revision, snapshot_bundle, snapshot_fixture
 
     root = ctx.root
     findings: list[Finding] = []
@@ -202,12 +202,14 @@ def source_findings(group: Group, ctx: PreflightContext, scratch: Path) -> list[
         # a target that cannot be snapshotted is its own variant's problem (reported above
         # when selected), which leaves the rule not checkable rather than broken
         try:
-            problem = check_description_revision(group, scratch / "revision-check", root)
+            revision = check_description_revision(group, scratch / "revision-check", root)
         except (SkillEvalError, OSError) as exc:
-            findings.append(Finding(None, "description revision", f"not checkable: {exc}", "/variants"))
-            problem = None
-        if problem:
-            findings.append(Finding(False, "description revision", f"{problem} (the group would be invalid)", "/variants"))
+            revision = RevisionCheck("not-checkable", str(exc))
+        if revision is not None and revision.state == "not-checkable":
+            findings.append(Finding(None, "description revision", f"not checkable: {revision.reason}", "/variants"))
+        elif revision is not None and revision.state == "failed":
+            findings.append(Finding(False, "description revision", f"{revision.reason} (the group would be invalid)",
+                                    "/variants"))
     return findings
 
 
