@@ -133,6 +133,19 @@ def expected_outcome(baseline: str, candidate: str, shape: str, fail_on: str) ->
     return EXPECTED[(baseline, candidate)][shape][POLICIES.index(fail_on)]
 
 
+def expected_failing(v: Verdict, fail_on: str) -> set[str]:
+    """The entries that fail under *fail_on*, straight from the docs' table (independent of policy.py)."""
+    graded = {e.id: e for e in v.expectations}
+    if fail_on == "never":
+        return set()
+    if fail_on == "regression":
+        regressions = [c for c in v.comparisons if c.transition == "pass-to-fail"]
+        return {f"comparison:{c.id}" for c in regressions} | {f"expectation:{c.candidate}" for c in regressions}
+    comparisons = {f"comparison:{c.id}" for c in v.comparisons if c.transition in ("pass-to-fail", "fail-to-fail")}
+    sides = ("candidate",) if fail_on == "candidate" else ("baseline", "candidate")
+    return comparisons | {f"expectation:{i}" for i, e in graded.items() if e.status == "fail" and e.variant in sides}
+
+
 CASES = [
     pytest.param(b, c, shape, fail_on, id=f"{b}-{c}-{shape}-{fail_on}")
     for b in STATES for c in STATES if not (b == c == "not-selected")
@@ -152,6 +165,10 @@ def test_outcome_table(baseline: str, candidate: str, shape: str, fail_on: str) 
 
     entries = {e.name: e for e in v.entries()}
     failed_entries = {name for name, e in entries.items() if e.outcome == "failed"}
+    assert failed_entries == expected_failing(v, fail_on)
+    for entry in entries.values():
+        assert isinstance(entry.message, str) and entry.message and isinstance(entry.word, str) and entry.word
+        assert dict(entry.properties)["skill_eval.result_id"] == "r1" and dict(entry.properties)["skill_eval.group"] == "g"
     reasons = {f"comparison:{x.id}" if x in v.comparisons else f"expectation:{x.id}" for x in v.failing}
     # An entry fails exactly when it is one of the reasons the item fails: the JUnit
     # report never disagrees with the exit code.
@@ -455,3 +472,104 @@ def test_parse_fail_on_names_the_valid_policies() -> None:
                                "Valid policies: candidate, regression, any, never")
     with pytest.raises(ValueError, match=r"^--skill-eval-fail-on: ''"):
         parse_fail_on("")
+
+
+# -- details a reader relies on ------------------------------------------------------------
+
+def test_summary_table_rows_after_a_missing_verdict_and_with_several_comparisons() -> None:
+    group, grade = documents("complete", "complete", {"pairs": [("fail", "pass"), ("pass", "pass")]})
+    del group["variants"]["candidate"]
+    two = judge(group, grade, group_dir="/g", fail_on="candidate", result_id="r")
+    assert summary_table([("a::broken", "error", None), ("a::two", "passed", two)]) == [
+        "#  group      outcome  baseline  candidate  comparisons",
+        "   a::broken  error    -         -          -",
+        "3  a::two     passed   complete  -          cmp-0: fail-to-pass, cmp-1: pass-to-pass",
+        "transitions: fail-to-pass, pass-to-pass",
+    ]
+
+
+def test_explain_lists_locations_and_the_error_after_the_evidence() -> None:
+    group, grade = documents("complete", "complete", SHAPES["pass-to-fail"])
+    grade["expectations"][1].update(locations=["one", "two"], error="boom")
+    grade["expectations"][0].update(locations=[])
+    v = judge(group, grade, group_dir="/g", fail_on="candidate", result_id="r")
+    entries = {e.name: e for e in v.entries()}
+    assert entries["expectation:c-0"].message == (
+        "[candidate] c-0 (response-text): fail\n    expected: c-0 expected\n    observed: c-0 observed fail\n"
+        "    evidence: /g/candidate (one; two)\n    error: boom")
+    assert entries["expectation:b-0"].message == (
+        "[baseline] b-0 (response-text): pass\n    expected: b-0 expected\n    observed: b-0 observed pass\n"
+        "    evidence: /g/baseline")
+    assert entries["comparison:cmp-0"].message.splitlines() == [
+        "comparison cmp-0: pass-to-fail",
+        "  [baseline] b-0 (response-text): pass", "      expected: b-0 expected", "      observed: b-0 observed pass",
+        "      evidence: /g/baseline",
+        "  [candidate] c-0 (response-text): fail", "      expected: c-0 expected", "      observed: c-0 observed fail",
+        "      evidence: /g/candidate (one; two)", "      error: boom",
+    ]
+    text = v.failure_text().splitlines()
+    assert text[:4] == ["group g: pass-to-fail (--skill-eval-fail-on=candidate)", "  comparison cmp-0: pass-to-fail",
+                        "    [baseline] b-0 (response-text): pass", "        expected: b-0 expected"]
+    assert "    [candidate] c-0 (response-text): fail" in text
+
+
+def test_failure_text_explains_a_failing_expectation_outside_comparisons_and_shows_reasons() -> None:
+    group, grade = documents("complete", "complete", SHAPES["candidate-fails-outside-comparisons"])
+    group["variants"]["baseline"]["reason"] = "kept for the record"
+    v = judge(group, grade, group_dir="/g", fail_on="candidate", result_id="r")
+    lines = v.failure_text().splitlines()
+    assert lines[1:5] == ["  [candidate] c-solo (response-text): fail", "      expected: c-solo expected",
+                          "      observed: c-solo observed fail", "      evidence: /g/candidate (final response of turn 1 (c-solo))"]
+    # a complete variant's reason is not shown; the failure text shows reasons of the others
+    assert "  baseline   complete" in lines
+    broken = verdict("complete", "invalid", "pass-to-pass", "candidate")
+    assert "  candidate  invalid (skill path does not exist)" in broken.summary_text().splitlines()
+
+
+def test_an_expectation_of_an_unknown_variant_points_at_the_group() -> None:
+    group, grade = documents("complete", "complete", SHAPES["pass-to-pass"])
+    grade["expectations"].append({"id": "x", "kind": "path", "variant": "third", "status": "pass",
+                                  "expected": "e", "observed": "o", "locations": []})
+    v = judge(group, grade, group_dir="/g", fail_on="candidate", result_id="r")
+    entry = {e.name: e for e in v.entries()}["expectation:x"]
+    assert dict(entry.properties)["skill_eval.evidence"] == "/g"
+    assert entry.message.endswith("evidence: /g")
+    assert v.variant("third") is None and v.variant("baseline") is not None
+
+
+def test_comparison_sides_are_found_by_id() -> None:
+    shape = {"pairs": [("pass", "fail"), ("fail", "pass")], "solo": {"baseline": "pass"}}
+    group, grade = documents("complete", "complete", shape)
+    grade["comparisons"].append({"id": "half", "baseline": None, "candidate": "c-1", "transition": "not-comparable",
+                                 "reason": "no baseline side"})
+    v = judge(group, grade, group_dir="/g", fail_on="candidate", result_id="r")
+    entries = {e.name: e for e in v.entries()}
+    second = entries["comparison:cmp-1"].message.splitlines()
+    assert [line for line in second if line.startswith("  [")] == [
+        "  [baseline] b-1 (response-text): fail", "  [candidate] c-1 (response-text): pass"]
+    half = entries["comparison:half"]
+    assert [line for line in half.message.splitlines() if line.startswith("  [")] == [
+        "  [candidate] c-1 (response-text): pass"]
+    assert dict(half.properties)["skill_eval.baseline"] == "" and dict(half.properties)["skill_eval.candidate"] == "c-1"
+    assert (half.outcome, half.word) == ("skipped", "not-comparable")
+    assert dict(entries["comparison:cmp-0"].properties)["skill_eval.baseline"] == "b-0"
+    text = v.failure_text().splitlines()
+    failing = [line for line in text[: text.index("  evidence: /g")] if line.startswith(("  comparison", "    ["))]
+    assert failing == ["  comparison cmp-0: pass-to-fail", "    [baseline] b-0 (response-text): pass",
+                       "    [candidate] c-0 (response-text): fail"]
+
+
+def test_several_grade_errors_are_one_entry_per_line() -> None:
+    group, grade = documents("complete", "complete", SHAPES["pass-to-pass"])
+    grade["errors"] = [{"scope": "comparison", "owner": "cmp-0", "message": "one"},
+                       {"scope": "system", "owner": None, "message": "two"}]
+    v = judge(group, grade, group_dir="/g", fail_on="candidate", result_id="r")
+    entry = {e.name: e for e in v.entries()}["grade"]
+    assert (entry.outcome, entry.word) == ("error", "grade-error")
+    assert entry.message == "grade-error (comparison cmp-0): one\ngrade-error (system): two"
+    assert dict(entry.properties) == {"skill_eval.result_id": "r", "skill_eval.group": "g",
+                                      "skill_eval.grade_state": "graded", "skill_eval.evidence": "/g"}
+    variant = {e.name: e for e in v.entries()}["variant:baseline"]
+    assert (variant.outcome, variant.word, variant.message) == ("passed", "complete", "baseline complete")
+    assert dict(variant.properties) == {"skill_eval.result_id": "r", "skill_eval.group": "g",
+                                        "skill_eval.state": "complete", "skill_eval.evidence": "/g/baseline"}
