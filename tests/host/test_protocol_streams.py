@@ -408,3 +408,33 @@ def test_registered_skills_without_commands_and_with_several_skills() -> None:
         {"name": "b<", "description": "", "location": "/b/SKILL.md"}]}
     assert registered_skills([], [{"name": "x", "source": "skill"}]) == {
         "prompt": [], "commands": [{"name": "x", "path": None}]}
+
+
+def test_unparseable_records_inside_a_turn_are_skipped_not_the_end() -> None:
+    turn = turn_of("garbage", "[]", assistant("after the junk", "stop"),
+                   {"type": "tool_execution_start", "toolCallId": "t", "toolName": "read", "args": {}},
+                   {"type": "tool_execution_end", "toolCallId": "t", "isError": True,
+                    "result": {"content": [{"type": "text"}, {"type": "text", "text": "denied"}]}})
+    assert turn.response == "after the junk"
+    assert [(c.result_text, c.is_error) for c in turn.tool_calls] == [("denied", True)]
+
+
+def test_an_error_without_result_text_is_never_blocked() -> None:
+    start = {"type": "tool_execution_start", "toolCallId": "a", "toolName": "read", "args": {}}
+    end = {"type": "tool_execution_end", "toolCallId": "a", "isError": True, "result": None}
+    assert not turn_of(start, end, blocked=("XX",)).tool_calls[0].blocked
+
+
+def test_failed_records_keep_their_index() -> None:
+    assert parse_record(7, b"{oops").index == 7
+    assert parse_record(8, b"[1]").index == 8
+
+
+def test_only_system_message_starts_define_the_sections() -> None:
+    records = records_of(
+        "junk",
+        {"type": "message_start", "message": {"role": "system", "sections": {"skills": "start"}}},
+        {"type": "message_end", "message": {"role": "system", "sections": {"skills": "end"}}},
+        {"type": "message_update", "message": {"role": "system", "sections": {"skills": "update"}}},
+    )
+    assert system_sections(records) == {"skills": "start"}
