@@ -176,3 +176,61 @@ def test_a_redaction_note_is_appended_to_the_observation() -> None:
     assert verdict.locations == ("final workspace a.txt",)
     result = grade_one(raw, obs)
     assert result.observed == verdict.observed and result.status == "pass"
+
+
+def test_locations_of_absent_files_and_unchanged_exclusions() -> None:
+    obs = observation(initial={"a": b"1"}, final={"a": b"1", "broken.json": b"{"})
+    missing = grade_one({"kind": "file-text", "expect": "contains", "path": "gone", "value": "x"}, obs)
+    assert (missing.status, missing.locations) == ("fail", ("final workspace gone",))
+    clean = grade_one({"kind": "changed-paths", "expect": "excludes", "paths": ["a"], "turn": 1},
+                      observation(initial={"a": b"1"}, turn_files={1: {"a": b"1"}}))
+    assert (clean.status, clean.observed, clean.locations) == ("pass", "no file changed", ("workspace changes after turn 1",))
+    malformed = grade_one({"kind": "json", "expect": "malformed", "path": "broken.json"}, obs)
+    assert (malformed.status, malformed.locations) == ("pass", ("final workspace broken.json",))
+
+
+@pytest.mark.parametrize(("text", "value", "where"), [
+    ("abc abc", "abc", "line 1, column 1"),  # the first occurrence
+    ("\nabc", "abc", "line 2, column 1"),
+    ("a\nb\ncd", "d", "line 3, column 2"),
+    ("x\n\nyz", "z", "line 3, column 2"),
+])
+def test_contains_names_the_first_occurrence(text: str, value: str, where: str) -> None:
+    result = grade_one({"kind": "file-text", "expect": "contains", "path": "n", "value": value},
+                       observation(final={"n": text.encode()}))
+    assert result.status == "pass"
+    assert where in result.observed
+
+
+def test_equals_shows_forty_characters_of_the_difference() -> None:
+    found = "x" + "y" * 60
+    result = grade_one({"kind": "file-text", "expect": "equals", "path": "n", "value": "xz"},
+                       observation(final={"n": found.encode()}))
+    assert result.status == "fail"
+    assert result.observed.endswith('found "' + "y" * 40 + '"')
+
+
+def test_the_target_sentence_names_each_variants_own_target() -> None:
+    from pytest_skill_eval.grading.kinds import describe_expected
+    from pytest_skill_eval.grading.shapes import Check
+
+    g = group(baseline_target=0, candidate_target=1)
+    sentences = {v: describe_expected(Check("skill-read", "never", v, None), g) for v in ("baseline", "candidate")}
+    assert sentences == {"baseline": "the target skill skills/support is never read",
+                         "candidate": "the target skill skills/target is never read"}
+    # a target the loader would have refused still gets a sentence
+    for target in (None, 2):
+        odd = group(candidate_target=target)
+        assert describe_expected(Check("skill-read", "never", "candidate", None), odd) == "the target skill is never read"
+
+
+def test_resource_sentences_name_each_variants_own_items() -> None:
+    from pytest_skill_eval.grading.kinds import describe_expected
+    from pytest_skill_eval.grading.shapes import Check
+
+    g = group()
+    g = dataclasses.replace(g, baseline=dataclasses.replace(g.baseline, skills=("skills/old",), context=("ctx/old.md",)))
+    check = Check("resource-read", "read", "baseline", None, path=".", resource="context", index=0)
+    assert describe_expected(check, g) == "context item 0 (ctx/old.md) is read on any turn"
+    check = Check("resource-read", "not-read", "baseline", 2, path="x.md", resource="skill", index=0)
+    assert describe_expected(check, g) == "file x.md of skill 0 (skills/old) is not read on turn 2"
