@@ -92,3 +92,9 @@ def test_wrong_field_types_are_rejected_with_the_field_named(cls: Any, data: dic
 def test_a_grade_that_is_not_an_object_is_rejected(document: Any) -> None:
     with pytest.raises(ValueError, match=r"^grade: expected an object, found "):
         GroupGrade.from_json(document)
+
+
+def test_a_value_json_cannot_hold_is_named_by_its_python_type() -> None:
+    with pytest.raises(ValueError) as info:
+        ExpectationResult.from_json(with_(EXPECTATION, id=(1, 2)))
+    assert str(info.value) == "id: expected a string, found tuple [1,2]"
