@@ -185,3 +185,37 @@ def test_non_object_expectation() -> None:
 def test_malformed_expectation_is_grade_error_even_when_its_variant_did_not_run() -> None:
     result = grade_one({"kind": "path", "expect": "exists"}, obs=None)
     assert result.status == "grade-error"
+
+
+def test_an_unknown_resource_and_a_bad_path_are_both_reported() -> None:
+    raw = {"id": "e", "variant": "candidate", "kind": "resource-read", "expect": "read", "resource": "disk",
+           "path": "../x"}
+    assert check_expectation(group([raw]), expectation(raw)) == [
+        '/expectations/0/resource: expected one of "workspace", "skill", "context", found "disk"',
+        '/expectations/0/path: expected a relative path inside the selected resource, found "../x"',
+    ]
+
+
+def test_resource_indexes_count_skills_and_context_separately() -> None:
+    import dataclasses
+
+    g = group()
+    g = dataclasses.replace(g, candidate=dataclasses.replace(g.candidate, skills=("a", "b", "c"), context=("x",)))
+
+    def problems(resource: str, index: int) -> list[str]:
+        raw = {"id": "e", "variant": "candidate", "kind": "resource-read", "expect": "read", "resource": resource,
+               "index": index, "path": "f.md"}
+        return check_expectation(g, expectation(raw))
+
+    assert problems("skill", 2) == []
+    assert problems("context", 0) == []
+    assert problems("context", 1) == [
+        "/expectations/0/index: expected an index into the 1 declared context items of candidate, found 1"]
+    assert problems("skill", 3) == [
+        "/expectations/0/index: expected an index into the 3 declared skills of candidate, found 3"]
+
+
+@pytest.mark.parametrize(("length", "ok"), [(64, True), (65, False)])
+def test_comparison_ids_up_to_64_characters(length: int, ok: bool) -> None:
+    raw = {"id": "e", "variant": "candidate", "kind": "path", "expect": "exists", "path": "a", "comparison": "a" * length}
+    assert (check_expectation(group([raw]), expectation(raw)) == []) is ok
