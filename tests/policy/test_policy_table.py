@@ -396,6 +396,7 @@ def test_a_grade_error_expectation_is_an_error_entry() -> None:
     entries = {e.name: e for e in v.entries()}
     assert (entries["expectation:c-0"].outcome, entries["expectation:c-0"].word) == ("error", "grade-error")
     assert "error: pointer is not valid" in entries["expectation:c-0"].message
+    assert dict(entries["expectation:c-0"].properties)["skill_eval.status"] == "grade-error"
     assert entries["grade"].message == "grade-error (expectation c-0): pointer is not valid"
     assert v.outcome == E
 
@@ -551,6 +552,9 @@ def test_comparison_sides_are_found_by_id() -> None:
     assert [line for line in half.message.splitlines() if line.startswith("  [")] == [
         "  [candidate] c-1 (response-text): pass"]
     assert dict(half.properties)["skill_eval.baseline"] == "" and dict(half.properties)["skill_eval.candidate"] == "c-1"
+    grade["comparisons"].append({"id": "other-half", "baseline": "b-0", "candidate": None, "transition": "not-comparable"})
+    other = {e.name: e for e in judge(group, grade, group_dir="/g", fail_on="candidate", result_id="r").entries()}
+    assert dict(other["comparison:other-half"].properties)["skill_eval.candidate"] == ""
     assert (half.outcome, half.word) == ("skipped", "not-comparable")
     assert dict(entries["comparison:cmp-0"].properties)["skill_eval.baseline"] == "b-0"
     text = v.failure_text().splitlines()
