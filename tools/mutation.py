@@ -240,7 +240,7 @@ def table(scores: list[Score]) -> str:
     for s in scores:
         checked = f"{s.checked} (sample)" if s.module in SAMPLED else str(s.checked)
         lines.append(f"| {s.path} | {s.total} | {checked} | {s.killed} | {len(s.equivalent)} | "
-                     f"{len(s.survived)} | {s.percent:.0f} % |")
+                     f"{len(s.survived)} | {s.percent:.1f} % |")
     return "\n".join(lines)
 
 
@@ -264,7 +264,7 @@ def main(argv: list[str] | None = None) -> int:
     for module in args.modules or list(MODULES):
         print(f"mutation: {module} ({MODULES[module]}) ...", flush=True)
         score = score_module(module, args.jobs, args.keep, equivalent)
-        print(f"mutation: {module}: {score.killed}/{score.checked} killed ({score.percent:.0f} %), "
+        print(f"mutation: {module}: {score.killed}/{score.checked} killed ({score.percent:.1f} %), "
               f"{len(score.equivalent)} equivalent, survivors: {' '.join(score.survived) or 'none'}", flush=True)
         scores.append(score)
     args.output.parent.mkdir(parents=True, exist_ok=True)
