@@ -219,3 +219,16 @@ def test_resource_indexes_count_skills_and_context_separately() -> None:
 def test_comparison_ids_up_to_64_characters(length: int, ok: bool) -> None:
     raw = {"id": "e", "variant": "candidate", "kind": "path", "expect": "exists", "path": "a", "comparison": "a" * length}
     assert (check_expectation(group([raw]), expectation(raw)) == []) is ok
+
+
+def test_an_unknown_kind_gets_no_kind_specific_turn_rule() -> None:
+    raw = {"id": "e", "variant": "candidate", "kind": "file-exists", "expect": "x", "turn": 1}
+    assert check_expectation(group([raw], type="description"), expectation(raw)) == [
+        f'/expectations/0/kind: expected one of {KIND_LIST}, found "file-exists"']
+
+
+def test_a_bad_variant_with_a_skill_resource_is_reported_not_raised() -> None:
+    raw = {"id": "e", "variant": "both", "kind": "resource-read", "expect": "read", "resource": "skill", "index": 0,
+           "path": "SKILL.md"}
+    assert check_expectation(group([raw]), expectation(raw)) == [
+        '/expectations/0/variant: expected one of "baseline", "candidate", found "both"']
