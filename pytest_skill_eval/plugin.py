@@ -64,8 +64,9 @@ def separate_path_option_problem(config: pytest.Config, parser: pytest.Parser) -
     """
     from _pytest.config.findpaths import determine_setup
 
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        return None  # the controller checked the command line
+    # No xdist-worker shortcut: a worker is started with the collected paths, not the
+    # command line, so it finds nothing here; and a pytest run inside a worker's test
+    # (pytester) must be checked like any other.
     raw = [*shlex.split(os.environ.get("PYTEST_ADDOPTS", "")), *config.invocation_params.args]
     found = [(i + 1, raw[i]) for i in range(len(raw) - 1) if raw[i] in PATH_OPTIONS and not raw[i + 1].startswith("-")]
     if not found:
