@@ -7,6 +7,8 @@ live in ``session``.
 
 from __future__ import annotations
 
+import os
+import shlex
 from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
@@ -56,6 +58,66 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("skill_eval_fail_on", "Default for --skill-eval-fail-on", default="candidate")
     parser.addini("skill_eval_host", "Default for --skill-eval-host", default="")
     parser.addini("skill_eval_strict", "Default for --skill-eval-strict", type="bool", default=False)
+
+
+#: Options whose value is a path: written as a separate argument, pytest's rootdir search
+#: (which runs before any plugin adds its options) takes the value for a test path.
+PATH_OPTIONS = ("--skill-eval-models", "--skill-eval-auth", "--skill-eval-host")
+
+
+def separate_path_option_problem(config: pytest.Config, parser: pytest.Parser) -> str | None:
+    """Why a separate-argument path option moved the rootdir or ini file, or None.
+
+    pytest chooses its rootdir from the free arguments that exist as paths before plugin
+    options are known, so ``--skill-eval-models ../x/models.json`` can move it (and with
+    it every node id). Nothing a plugin does can change that choice afterwards; this
+    redoes it with and without those values and names the fix when they differ.
+    """
+    from _pytest.config.findpaths import determine_setup
+
+    # No xdist-worker shortcut: a worker is started with the collected paths, not the
+    # command line, so it finds nothing here; and a pytest run inside a worker's test
+    # (pytester) must be checked like any other.
+    raw = [*shlex.split(os.environ.get("PYTEST_ADDOPTS", "")), *config.invocation_params.args]
+    found = [(i + 1, raw[i]) for i in range(len(raw) - 1) if raw[i] in PATH_OPTIONS and not raw[i + 1].startswith("-")]
+    if not found:
+        return None
+    ns = parser.parse_known_args([str(a) for a in raw])
+    without = [str(a) for a in ns.file_or_dir]
+    values = {i for i, _ in found}
+    remaining = list(without)
+    with_values = []
+    for i, token in enumerate(raw):
+        if i in values:
+            with_values.append(token)
+        elif token in remaining:
+            remaining.remove(token)
+            with_values.append(token)
+
+    def setup(args: list[str]) -> tuple[Path, Path | None]:
+        rootpath, inipath, *_ = determine_setup(inifile=ns.inifilename, override_ini=ns.override_ini, args=args,
+                                                rootdir_cmd_arg=ns.rootdir or None,
+                                                invocation_dir=config.invocation_params.dir)
+        return rootpath, inipath
+
+    try:
+        seen, meant = setup(with_values), setup(without)
+    except (TypeError, pytest.UsageError):
+        return None  # another pytest's private API, or an error pytest reports itself
+    if seen == meant:
+        return None
+    given = " ".join(f"{raw[i - 1]} {raw[i]}" for i, _ in found)
+    fixed = " ".join(f"{raw[i - 1]}={raw[i]}" for i, _ in found)
+    return (f"{given}: pytest took the separate path argument for a test path, which moves its rootdir to "
+            f"{seen[0]} (ini file: {seen[1] or 'none'}) instead of {meant[0]} (ini file: {meant[1] or 'none'}) "
+            f"and changes every node id. Write it with '=': {fixed}")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser) -> None:
+    problem = separate_path_option_problem(early_config, parser)
+    if problem:
+        raise pytest.UsageError(problem)
 
 
 def pytest_configure(config: pytest.Config) -> None:

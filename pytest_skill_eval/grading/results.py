@@ -7,8 +7,11 @@ Every value is frozen and slotted and round-trips through plain JSON
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Literal, Mapping, get_args
+from typing import Any, Literal, TypeVar, get_args
+
+from .jsonvalue import show
 
 ExpectationStatus = Literal["pass", "fail", "grade-error", "not-graded"]
 Transition = Literal["pass-to-pass", "fail-to-pass", "pass-to-fail", "fail-to-fail", "not-comparable"]
@@ -21,18 +24,79 @@ ERROR_SCOPES: tuple[ErrorScope, ...] = get_args(ErrorScope)
 GROUP_GRADE_STATES: tuple[GroupGradeState, ...] = get_args(GroupGradeState)
 
 
+class MalformedGrade(ValueError):
+    """A stored grade document (``grade.json``) whose structure or field types are wrong."""
+
+
+_MISSING: Any = object()
+_JSON_TYPES = ((bool, "boolean"), (str, "string"), (int, "number"), (float, "number"), (list, "array"), (dict, "object"))
+
+
+def _found(value: Any) -> str:
+    """What a stored field holds, for messages: ``nothing``, ``null``, ``number 3``…"""
+    if value is _MISSING:
+        return "nothing"
+    if value is None:
+        return "null"
+    name = next((n for t, n in _JSON_TYPES if isinstance(value, t)), type(value).__name__)
+    return f"{name} {show(value)}"
+
+
 def _choice(d: Mapping[str, Any], key: str, allowed: tuple[str, ...]) -> Any:
-    value = d[key]
-    if value not in allowed:
-        raise ValueError(f"{key}: {value!r} is not valid. Valid values: {', '.join(allowed)}")
+    value = d.get(key, _MISSING)
+    if value is _MISSING:
+        raise MalformedGrade(f"{key}: expected one of {', '.join(allowed)}, found nothing")
+    if not isinstance(value, str) or value not in allowed:
+        raise MalformedGrade(f"{key}: {value!r} is not valid. Valid values: {', '.join(allowed)}")
+    return value
+
+
+def _str(d: Mapping[str, Any], key: str) -> str:
+    value = d.get(key, _MISSING)
+    if not isinstance(value, str):
+        raise MalformedGrade(f"{key}: expected a string, found {_found(value)}")
     return value
 
 
 def _optional_str(d: Mapping[str, Any], key: str) -> str | None:
     value = d.get(key)
     if value is not None and not isinstance(value, str):
-        raise ValueError(f"{key}: expected a string or null, found {type(value).__name__}")
+        raise MalformedGrade(f"{key}: expected a string or null, found {_found(value)}")
     return value
+
+
+def _strings(d: Mapping[str, Any], key: str) -> tuple[str, ...]:
+    value = d.get(key, [])
+    if not isinstance(value, list):
+        raise MalformedGrade(f"{key}: expected an array of strings, found {_found(value)}")
+    for i, item in enumerate(value):
+        if not isinstance(item, str):
+            raise MalformedGrade(f"{key}/{i}: expected a string, found {_found(item)}")
+    return tuple(value)
+
+
+def _object(value: Any, where: str) -> Mapping[str, Any]:
+    if not isinstance(value, Mapping):
+        raise MalformedGrade(f"{where}: expected an object, found {_found(value)}")
+    return value
+
+
+_T = TypeVar("_T")
+
+
+def _items(d: Mapping[str, Any], key: str, read: Callable[[Mapping[str, Any]], _T]) -> tuple[_T, ...]:
+    """Each object of the array at *key*, read by *read*; errors are prefixed with its place."""
+    value = d.get(key, [])
+    if not isinstance(value, list):
+        raise MalformedGrade(f"{key}: expected an array of objects, found {_found(value)}")
+    found = []
+    for i, item in enumerate(value):
+        item = _object(item, f"{key}/{i}")
+        try:
+            found.append(read(item))
+        except MalformedGrade as exc:
+            raise MalformedGrade(f"{key}/{i}/{exc}") from None
+    return tuple(found)
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,13 +133,13 @@ class ExpectationResult:
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> ExpectationResult:
         return cls(
-            id=d["id"],
-            kind=d["kind"],
-            variant=d["variant"],
+            id=_str(d, "id"),
+            kind=_str(d, "kind"),
+            variant=_str(d, "variant"),
             status=_choice(d, "status", EXPECTATION_STATUSES),
-            expected=d["expected"],
-            observed=d["observed"],
-            locations=tuple(d.get("locations", ())),
+            expected=_str(d, "expected"),
+            observed=_str(d, "observed"),
+            locations=_strings(d, "locations"),
             error=_optional_str(d, "error"),
         )
 
@@ -106,7 +170,7 @@ class ComparisonResult:
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> ComparisonResult:
         return cls(
-            id=d["id"],
+            id=_str(d, "id"),
             baseline=_optional_str(d, "baseline"),
             candidate=_optional_str(d, "candidate"),
             transition=_choice(d, "transition", TRANSITIONS),
@@ -137,7 +201,7 @@ class GradeError:
             scope=_choice(d, "scope", ERROR_SCOPES),
             owner=_optional_str(d, "owner"),
             variant=_optional_str(d, "variant"),
-            message=d["message"],
+            message=_str(d, "message"),
         )
 
 
@@ -162,10 +226,12 @@ class GroupGrade:
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> GroupGrade:
+        """Read a stored ``grade.json``; MalformedGrade names the first field that is not what it should be."""
+        d = _object(d, "grade")
         return cls(
-            group_id=d["group_id"],
+            group_id=_str(d, "group_id"),
             state=_choice(d, "state", GROUP_GRADE_STATES),
-            expectations=tuple(ExpectationResult.from_json(e) for e in d.get("expectations", ())),
-            comparisons=tuple(ComparisonResult.from_json(c) for c in d.get("comparisons", ())),
-            errors=tuple(GradeError.from_json(e) for e in d.get("errors", ())),
+            expectations=_items(d, "expectations", ExpectationResult.from_json),
+            comparisons=_items(d, "comparisons", ComparisonResult.from_json),
+            errors=_items(d, "errors", GradeError.from_json),
         )

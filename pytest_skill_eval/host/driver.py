@@ -116,6 +116,8 @@ class _Session:
         self.plan = plan
         self.observe = observe
         self.sent = list(sent) if sent is not None else list(plan.prompts)
+        #: Where the turn being driven began (RPC mode), for a turn that never settles.
+        self.turn_start: int | None = None
         self.safeguards = safeguards
         self.run = HostRun()
         self.proc: subprocess.Popen[bytes] | None = None
@@ -289,6 +291,8 @@ def run_rpc(
                 return run
         for index, (prompt, message) in enumerate(zip(plan.prompts, sent), start=1):
             start = len(run.records)
+            # what is sent is known only now: delivery rewrites the first message
+            session.sent[index - 1], session.turn_start = message, start
             turn_started = time.time()
             rec = session.await_response(session.send({"type": "prompt", "message": message}))
             data = rec.data or {}
@@ -327,7 +331,7 @@ def _open_span(session: _Session) -> None:
     run = session.run
     index = len(run.spans) + 1
     if index <= len(session.plan.prompts):
-        start = run.spans[-1].end if run.spans else 0
+        start = session.turn_start if session.turn_start is not None else (run.spans[-1].end if run.spans else 0)
         prompt = session.plan.prompts[index - 1]
         run.spans.append(TurnSpan(index, prompt, session.sent[index - 1], start, len(run.records), False))
 

@@ -8,8 +8,9 @@ from __future__ import annotations
 import html
 import json
 import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import Any
 
 from ..observation import ToolCall, Turn
 
@@ -65,9 +66,17 @@ def parse_record(index: int, line: bytes) -> Record:
     return Record(index, data, text)
 
 
+def _message(data: dict[str, Any]) -> dict[str, Any]:
+    """The ``message`` of a record, or ``{}`` when it has none or it is not an object."""
+    message = data.get("message")
+    return message if isinstance(message, dict) else {}
+
+
 def assistant_text(message: dict[str, Any]) -> str:
     """Concatenated text blocks of an assistant message."""
-    parts = [b.get("text", "") for b in message.get("content") or [] if isinstance(b, dict) and b.get("type") == "text"]
+    content = message.get("content")
+    blocks = content if isinstance(content, list) else []
+    parts = [b.get("text", "") for b in blocks if isinstance(b, dict) and b.get("type") == "text"]
     return "".join(p for p in parts if isinstance(p, str))
 
 
@@ -124,7 +133,7 @@ def build_turn(span: TurnSpan, records: Sequence[Record], blocked_reasons: Itera
                 call["result_text"] = _result_text(data.get("result"))
                 call["is_error"] = bool(data.get("isError"))
         elif kind == "message_end":
-            message = data.get("message") or {}
+            message = _message(data)
             if message.get("role") == "assistant":
                 stop_reason = message.get("stopReason")
                 error = message.get("errorMessage") if stop_reason in ("error", "aborted") else None
@@ -165,7 +174,7 @@ def provider_error(records: Sequence[Record]) -> str | None:
     for rec in reversed(records):
         data = rec.data
         if data and data.get("type") == "message_end":
-            message = data.get("message") or {}
+            message = _message(data)
             if message.get("role") == "assistant":
                 if message.get("stopReason") == "error":
                     return str(message.get("errorMessage") or "unknown provider error")
@@ -202,7 +211,7 @@ def usage_totals(records: Sequence[Record], start: int = 0, end: int | None = No
         data = rec.data
         if not data or data.get("type") != "message_end":
             continue
-        message = data.get("message") or {}
+        message = _message(data)
         usage = message.get("usage")
         if message.get("role") != "assistant" or not isinstance(usage, dict):
             continue
@@ -266,7 +275,7 @@ def turn_from_json(data: dict[str, Any]) -> Turn:
     )
 
 
-_SKILL_BLOCK = re.compile(r"<skill>\s*<name>(.*?)</name>\s*<description>(.*?)</description>\s*<location>(.*?)</location>", re.S)
+_SKILL_BLOCK = re.compile(r"<skill>\s*<name>(.*?)</name>\s*<description>(.*?)</description>\s*<location>(.*?)</location>", re.DOTALL)
 
 
 def system_sections(records: Sequence[Record]) -> dict[str, str]:
@@ -275,7 +284,7 @@ def system_sections(records: Sequence[Record]) -> dict[str, str]:
     for rec in records:
         data = rec.data
         if data and data.get("type") == "message_start":
-            message = data.get("message") or {}
+            message = _message(data)
             if message.get("role") == "system" and isinstance(message.get("sections"), dict):
                 sections = {k: v for k, v in message["sections"].items() if isinstance(v, str)}
     return sections

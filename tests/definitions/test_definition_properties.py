@@ -16,7 +16,22 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_skill_eval.definitions import Group, Suite, load_definition, load_group, load_suite
+from pytest_skill_eval.definitions import (
+    Expectation,
+    ExtensionBundle,
+    Group,
+    GroupRef,
+    ModelSpec,
+    Runtime,
+    RuntimeEnvironment,
+    Source,
+    Suite,
+    Variant,
+    load_definition,
+    load_group,
+    load_suite,
+    load_suite_groups,
+)
 from pytest_skill_eval.errors import DefinitionError
 from pytest_skill_eval.paths import check_relative, normalize_relative
 
@@ -163,10 +178,66 @@ def test_deep_nesting_is_a_definition_error(root: Path) -> None:
         load_group(path, root)
 
 
-def test_spec_examples_load_unchanged(root: Path) -> None:
-    for base in BASES:
-        path = write_json(root / f"{base}.json", spec_doc(base))
-        load_definition(path, root)
+def _variant(name: str, doc: dict[str, Any]) -> Variant:
+    source = doc["source"]
+    return Variant(name, Source(source["kind"], source.get("ref")), tuple(doc["skills"]),  # type: ignore[arg-type]
+                   doc["target"], tuple(doc["context"]))
+
+
+def _mirror(doc: dict[str, Any], path: Path, root: Path) -> Group | Suite:
+    """What the spec says a valid document loads as, field by field, with its defaults."""
+    if doc["kind"] == "suite":
+        refs = tuple(GroupRef(n, ref, root / ref) for n, ref in enumerate(doc["groups"], start=1))
+        return Suite(path, doc["id"], refs)
+    given = doc["input"]
+    runtime = doc.get("runtime", {})
+    environment = runtime.get("environment", {})
+    model = doc.get("model")
+    return Group(
+        path=path,
+        id=doc["id"],
+        type=doc["type"],
+        prompts=(given["prompt"],) if "prompt" in given else tuple(given["turns"]),
+        input_kind="prompt" if "prompt" in given else "turns",
+        fixture=doc["fixture"],
+        tools=tuple(doc["tools"]),
+        baseline=_variant("baseline", doc["variants"]["baseline"]),
+        candidate=_variant("candidate", doc["variants"]["candidate"]),
+        expectations=tuple(
+            Expectation(e["id"], e["kind"], e["variant"], e["expect"], e.get("comparison"), e.get("turn"),
+                        f"/expectations/{i}", e)
+            for i, e in enumerate(doc["expectations"])
+        ),
+        review_questions=tuple(doc["review_questions"]),
+        model=ModelSpec(model["model"], model.get("thinking")) if model else None,
+        runtime=Runtime(
+            host=runtime.get("host", "pi"),
+            session=runtime.get("session", False),
+            extensions=tuple(ExtensionBundle(x["entry"], tuple(x["resources"])) for x in runtime.get("extensions", [])),
+            environment=RuntimeEnvironment(tuple(sorted(environment.get("literal", {}).items())),
+                                           tuple(environment.get("inherit", []))),
+        ),
+        raw=doc,
+        runtime_declared="runtime" in doc,
+    )
+
+
+@pytest.mark.parametrize("base", list(BASES))
+def test_spec_examples_load_unchanged(root: Path, base: str) -> None:
+    """Each spec example loads as exactly what it says, and the loader changes nothing in it."""
+    doc = spec_doc(base)
+    path = write_json(root / f"{base}.json", doc)
+    loaded = load_definition(path, root)
+    assert loaded == _mirror(doc, path, root)
+    assert doc == spec_doc(base)  # the document was not modified by loading
+    if isinstance(loaded, Group):
+        assert loaded.raw == doc
+        assert [e.raw for e in loaded.expectations] == doc["expectations"]
+        assert load_group(path, root) == loaded
+    else:
+        assert load_suite(path, root) == loaded
+        _, groups = load_suite_groups(loaded, root)
+        assert [g.id for g in groups] == ["natural-activation", "body-behavior"]
 
 
 @settings(max_examples=1000, deadline=None)

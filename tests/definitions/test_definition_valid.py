@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 from importlib import resources
 from pathlib import Path
+from typing import Any
 
 import jsonschema
 import pytest
 
 from pytest_skill_eval.definitions import (
-    ExtensionBundle,
     Expectation,
+    ExtensionBundle,
     Group,
     ModelSpec,
     Runtime,
@@ -144,41 +145,69 @@ def test_relative_root_and_paths_work_from_the_current_directory(root: Path, mon
     assert group.path == Path("spec-body.json")
 
 
-@pytest.mark.parametrize(
-    "edits",
-    [
-        # A runtime-only group: neither variant declares a skill.
-        {"/variants/candidate/skills": [], "/variants/candidate/target": None, "/variants/baseline/skills": [], "/variants/baseline/target": None},
-        # A no-target baseline beside a targeted candidate.
-        {"/variants/baseline/target": None},
-        # No tools at all, in a body group.
-        {"/tools": []},
-        # Custom tools of a declared bundle, several of them.
-        {"/tools": ["read", "probe", "probe-two"]},
-        # Repeated natural turns are allowed.
-        {"/input/turns": ["Again.", "Again."]},
-        # Non-escaping dot segments, a file fixture, and a directory context item.
-        {"/fixture": "./fixtures/task/../task/input.txt", "/variants/candidate/context": ["context"]},
-        # A piflow host with a session and inherited credentials.
-        {"/runtime/host": "piflow", "/runtime/session": True, "/runtime/environment/inherit": ["OPENAI_API_KEY", "AUTH_TOKEN"]},
-        # A runtime with only the host; everything else defaults.
-        {"/runtime": {"host": "pi"}, "/tools": ["read"]},
-        # Every thinking level and a model name with further slashes.
-        {"/model": {"model": "openrouter/anthropic/claude-x", "thinking": "xhigh"}},
-        # Kind-specific fields are not checked at load time (grading owns them).
-        {"/expectations/0/expect": "sometimes", "/expectations/0/surprise": [1, 2]},
-        # turn given as an integral float is still a JSON Schema integer.
-        {"/expectations/0/turn": 2.0},
-        # An id of exactly 64 characters.
-        {"/id": "a" * 64},
-        # Non-secret literal names that merely look close to reserved ones.
-        {"/runtime/environment/literal": {"PATHS_FILE": "x", "HOMEPAGE": "y", "PIPELINE": "z"}},
-    ],
-)
-def test_valid_variations_load(tmp_path: Path, edits: dict[str, object]) -> None:
-    path = write_json(tmp_path / "g.json", apply_edits(spec_doc("runtime"), edits))
-    group = load_group(path, tmp_path)
-    assert group.id
+def _facts(group: Group) -> dict[str, Any]:
+    """The loaded fields the variations below change."""
+    env = group.runtime.environment
+    return {
+        "id": group.id, "prompts": group.prompts, "input_kind": group.input_kind, "fixture": group.fixture,
+        "tools": group.tools, "baseline": (group.baseline.skills, group.baseline.target, group.baseline.context),
+        "candidate": (group.candidate.skills, group.candidate.target, group.candidate.context),
+        "host": group.runtime.host, "session": group.runtime.session,
+        "extensions": [(x.entry, x.resources) for x in group.runtime.extensions],
+        "literal": env.literal, "inherit": env.inherit,
+        "model": group.model, "expectation0": (group.expectations[0].expect, group.expectations[0].turn),
+    }
+
+
+VARIATIONS: list[tuple[str, dict[str, Any], dict[str, Any]]] = [
+    ("runtime-only group: neither variant declares a skill",
+     {"/variants/candidate/skills": [], "/variants/candidate/target": None, "/variants/baseline/skills": [],
+      "/variants/baseline/target": None},
+     {"baseline": ((), None, ("context/base-guidance.md",)), "candidate": ((), None, ("context/contract.md",))}),
+    ("no-target baseline beside a targeted candidate", {"/variants/baseline/target": None},
+     {"baseline": (("skills/target", "skills/support"), None, ("context/base-guidance.md",)),
+      "candidate": (("skills/support", "skills/target"), 1, ("context/contract.md",))}),
+    ("no tools at all, in a body group", {"/tools": []}, {"tools": ()}),
+    ("custom tools of a declared bundle, several of them", {"/tools": ["read", "probe", "probe-two"]},
+     {"tools": ("read", "probe", "probe-two")}),
+    ("repeated natural turns are allowed", {"/input/turns": ["Again.", "Again."]},
+     {"prompts": ("Again.", "Again."), "input_kind": "turns"}),
+    ("non-escaping dot segments, a file fixture, and a directory context item",
+     {"/fixture": "./fixtures/task/../task/input.txt", "/variants/candidate/context": ["context"]},
+     {"fixture": "./fixtures/task/../task/input.txt",  # declared paths are kept as written
+      "candidate": (("skills/support", "skills/target"), 1, ("context",))}),
+    ("a piflow host with a session and inherited credentials",
+     {"/runtime/host": "piflow", "/runtime/session": True, "/runtime/environment/inherit": ["OPENAI_API_KEY", "AUTH_TOKEN"]},
+     {"host": "piflow", "session": True, "inherit": ("OPENAI_API_KEY", "AUTH_TOKEN"),
+      "literal": (("PROBE_MODE", "injection-test"),)}),
+    ("a runtime with only the host; everything else defaults", {"/runtime": {"host": "pi"}, "/tools": ["read"]},
+     {"host": "pi", "session": False, "extensions": [], "literal": (), "inherit": (), "tools": ("read",)}),
+    ("every thinking level and a model name with further slashes",
+     {"/model": {"model": "openrouter/anthropic/claude-x", "thinking": "xhigh"}},
+     {"model": ModelSpec("openrouter/anthropic/claude-x", "xhigh")}),
+    ("kind-specific fields are not checked at load time (grading owns them)",
+     {"/expectations/0/expect": "sometimes", "/expectations/0/surprise": [1, 2]},
+     {"expectation0": ("sometimes", 2)}),
+    ("turn given as an integral float is still a JSON Schema integer", {"/expectations/0/turn": 2.0},
+     {"expectation0": ("exists", 2)}),
+    ("an id of exactly 64 characters", {"/id": "a" * 64}, {"id": "a" * 64}),
+    ("non-secret literal names that merely look close to reserved ones",
+     {"/runtime/environment/literal": {"PATHS_FILE": "x", "HOMEPAGE": "y", "PIPELINE": "z"}},
+     {"literal": (("HOMEPAGE", "y"), ("PATHS_FILE", "x"), ("PIPELINE", "z"))}),
+]
+
+
+@pytest.mark.parametrize(("edits", "changed"), [pytest.param(e, c, id=name) for name, e, c in VARIATIONS])
+def test_valid_variations_load(tmp_path: Path, edits: dict[str, object], changed: dict[str, Any]) -> None:
+    """Each variation loads, with exactly the edited fields changed from the unedited example."""
+    base = _facts(load_group(write_json(tmp_path / "base.json", spec_doc("runtime")), tmp_path))
+    doc = apply_edits(spec_doc("runtime"), edits)
+    group = load_group(write_json(tmp_path / "g.json", doc), tmp_path)
+    facts = _facts(group)
+    assert {k: v for k, v in facts.items() if k in changed} == changed
+    assert {k: v for k, v in facts.items() if k not in changed} == {k: v for k, v in base.items() if k not in changed}
+    assert group.raw == doc
+    assert type(group.expectations[0].turn) is int
 
 
 def test_integral_float_turn_becomes_an_int(tmp_path: Path) -> None:

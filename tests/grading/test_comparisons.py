@@ -117,3 +117,59 @@ def test_comparisons_follow_first_appearance_and_expectations_without_one_are_le
     ]
     result = grade(expectations, both())
     assert [c.id for c in result.comparisons] == ["zeta", "alpha"]
+
+
+# --- compare_expectations directly: members the loader would never build ---------------------
+
+def member(eid: Any, variant: Any, raw: Any = None, status: str = "pass") -> tuple[Any, Any]:
+    from pytest_skill_eval.definitions import Expectation
+    from pytest_skill_eval.grading import ExpectationResult
+
+    raw = {"kind": "path", "expect": "exists", "path": "a"} if raw is None else raw
+    e = Expectation(id=eid, kind="path", variant=variant, expect="exists", comparison="cmp", turn=None,
+                    pointer="/expectations/0", raw=raw)
+    return e, ExpectationResult(str(eid), "path", str(variant), status, "x", "y")  # type: ignore[arg-type]
+
+
+def problem_of(*members: tuple[Any, Any]) -> str | None:
+    from pytest_skill_eval.grading.comparisons import compare_expectations
+
+    _, errors = compare_expectations(list(members), {"baseline": "complete", "candidate": "complete"})
+    return errors[0].message if errors else None
+
+
+def test_a_member_of_neither_variant_breaks_the_pair() -> None:
+    assert problem_of(member("b", "baseline"), member("x", "both")) == (
+        'comparison "cmp": expected exactly one baseline and one candidate expectation, found baseline "b" and '
+        'both "x"')
+    assert problem_of(member("b", "baseline"), member("c", "candidate"), member("x", "both")) == (
+        'comparison "cmp": expected exactly one baseline and one candidate expectation, found baseline "b", '
+        'candidate "c" and both "x"')
+
+
+def test_labels_of_non_string_variants_are_json() -> None:
+    assert problem_of(member("b", "baseline"), member("n", None)) == (
+        'comparison "cmp": expected exactly one baseline and one candidate expectation, found baseline "b" and '
+        'null "n"')
+    assert problem_of(member("b", "baseline"), member(7, 3)) == (
+        'comparison "cmp": expected exactly one baseline and one candidate expectation, found baseline "b" and 3 "7"')
+
+
+def test_a_raw_that_is_not_an_object_differs_in_shape() -> None:
+    assert problem_of(member("b", "baseline"), member("c", "candidate", raw=["path"])) == (
+        'comparison "cmp": baseline "b" and candidate "c" must check the same predicate but differ in shape '
+        "(not both objects)")
+    assert problem_of(member("b", "baseline", raw="x"), member("c", "candidate")) is not None
+
+
+def test_a_side_whose_run_state_is_unknown_is_not_observed() -> None:
+    from pytest_skill_eval.grading.comparisons import compare_expectations
+
+    comparisons, _ = compare_expectations([member("b", "baseline", status="not-graded"), member("c", "candidate")], {})
+    assert [(c.transition, c.reason) for c in comparisons] == [("not-comparable", "baseline not-observed")]
+
+
+def test_a_malformed_pair_does_not_stop_the_pairs_after_it() -> None:
+    expectations = [*pair("never", "first")[:1], *pair("never", "second")]
+    result = grade(expectations, both())
+    assert [(c.id, c.transition) for c in result.comparisons] == [("first", "not-comparable"), ("second", "pass-to-pass")]

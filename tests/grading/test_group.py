@@ -286,3 +286,76 @@ def test_generated_expectations_reach_every_status(status: str) -> None:
         return grade_group(group([raw], prompts=("one", "two")), runs).expectations[0].status == status
 
     find(raw_expectations, reaches, settings=settings(max_examples=2000, database=None))
+
+
+# --- every result field of the unhappy paths ------------------------------------------------
+
+def test_a_malformed_expectation_result_in_full() -> None:
+    result = grade([{"id": "bad", "kind": "path", "variant": "candidate", "expect": "exists"}], {})
+    assert result.expectations == (ExpectationResult(
+        "bad", "path", "candidate", "grade-error", "unknown: the expectation is malformed",
+        "not judged: the expectation is malformed", (),
+        '/expectations/0/path: expected a relative workspace path (slash-separated, without ".", ".." or '
+        "empty segments), found nothing"),)
+
+
+@pytest.mark.parametrize("state", ["invalid", "cancelled"])
+def test_a_not_graded_result_still_says_what_was_expected(state: str) -> None:
+    result = grade([{"id": "p", "kind": "path", "variant": "candidate", "expect": "exists", "path": "a"}],
+                   {"candidate": observation(state=state)})
+    assert result.expectations == (ExpectationResult(
+        "p", "path", "candidate", "not-graded", "a exists in the workspace at the end of the run",
+        f"the candidate run is {state}"),)
+
+
+def test_evidence_that_cannot_answer_keeps_the_expected_sentence() -> None:
+    result = grade([{"id": "p", "kind": "path", "variant": "candidate", "expect": "exists", "path": "a", "turn": 2}],
+                   {"candidate": observation()})
+    assert result.expectations == (ExpectationResult(
+        "p", "path", "candidate", "grade-error", "a exists in the workspace after turn 2",
+        "not judged: the evidence cannot answer it", (), "no workspace snapshot after turn 2 was recorded"),)
+
+
+def test_grading_that_raises_keeps_the_expected_sentence(monkeypatch: pytest.MonkeyPatch) -> None:
+    def exploding(check: Any, obs: Any, grp: Any) -> Any:
+        raise KeyError("k")
+
+    monkeypatch.setattr(group_module, "judge", exploding)
+    result = grade([{"id": "p", "kind": "path", "variant": "candidate", "expect": "absent", "path": "a"}],
+                   {"candidate": observation()})
+    assert result.expectations == (ExpectationResult(
+        "p", "path", "candidate", "grade-error", "a does not exist in the workspace at the end of the run",
+        "not judged: grading failed", (), "grading raised KeyError: 'k'"),)
+
+
+def test_judge_gets_the_group(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[Any] = []
+    real = group_module.judge  # type: ignore[attr-defined]
+
+    def spy(check: Any, obs: Any, grp: Any) -> Any:
+        seen.append(grp)
+        return real(check, obs, grp)
+
+    monkeypatch.setattr(group_module, "judge", spy)
+    g = group([{"id": "p", "kind": "path", "variant": "candidate", "expect": "absent", "path": "a"}])
+    group_module.grade_group(g, {"candidate": observation()})
+    assert seen == [g]
+
+
+def test_a_grade_error_without_a_message_is_still_listed(monkeypatch: pytest.MonkeyPatch) -> None:
+    from pytest_skill_eval.grading.kinds import GradeProblem
+
+    def silent(check: Any, obs: Any, grp: Any) -> Any:
+        raise GradeProblem("")
+
+    monkeypatch.setattr(group_module, "judge", silent)
+    result = grade([{"id": "p", "kind": "path", "variant": "candidate", "expect": "absent", "path": "a"}],
+                   {"candidate": observation()})
+    assert result.errors == (GradeError("expectation", "p", "candidate", "grade-error"),)
+
+
+def test_grading_something_that_is_not_a_group_is_a_system_error() -> None:
+    result = group_module.grade_group(object(), {})  # type: ignore[arg-type]
+    assert (result.group_id, result.state) == ("null", "grade-error")
+    assert result.errors[0].scope == "system"
+    assert result.errors[0].message.startswith("grading raised AttributeError: ")

@@ -73,6 +73,31 @@ def test_resolve_pointer(pointer: str, expected: tuple[bool, Any]) -> None:
         ([1, 2], [2, 1], False),
         ([True], [1], False),
         (0.1 + 0.2, 0.3, False),  # numbers compare exactly, as parsed
+        # arrays against non-arrays: never equal, whatever they hold
+        (["a", "b"], "ab", False),
+        (["a"], "a", False),
+        ([], "", False),
+        ([], None, False),
+        ([], {}, False),
+        ([1], 1, False),
+        ([[1]], [1], False),
+        ({"a": 1}, [["a", 1]], False),
+        ({}, None, False),
+        ({"a": 1}, "a", False),
+        ([1, [2, {"x": None}]], [1.0, [2, {"x": None}]], True),
+        ([1, 2], [1, 2, 3], False),
+        ([1, 2], [1, 3], False),
+        ([], [], True),
+        ({}, {}, True),
+        ({"a": 1}, {"a": 2}, False),
+        ({"a": 1}, {"b": 1}, False),
+        ("a", "a", True),
+        ("a", "b", False),
+        ("", None, False),
+        (0, None, False),
+        (1, 2, False),
+        (False, False, True),
+        (True, False, False),
     ],
 )
 def test_json_equal(a: Any, b: Any, equal: bool) -> None:
@@ -99,3 +124,22 @@ def test_parse_document_rejects(data: bytes, message: str) -> None:
 
 def test_parse_document_duplicate_keys_last_wins() -> None:
     assert parse_document(b'{"a": 1, "a": 2}') == {"a": 2}
+
+
+def test_json_equal_of_non_json_values_compares_by_type_and_value() -> None:
+    assert json_equal((1, 2), (1, 2)) is True
+    assert json_equal((1, 2), (1, 3)) is False
+    assert json_equal((1, 2), [1, 2]) is False  # a tuple is not a JSON array
+
+
+def test_show_and_as_text() -> None:
+    from pytest_skill_eval.grading.jsonvalue import as_text, show
+
+    assert show({"b": 1, "a": "é"}) == '{"a":"é","b":1}'
+    assert show("x" * 100, limit=10) == "\"" + "x" * 8 + "…"
+    assert show("x" * 8, limit=10) == '"xxxxxxxx"'
+    assert len(show(list(range(100)))) == 80
+    assert show(list(range(100))).endswith("…")
+    assert show({1, 2}) == "{1, 2}"  # not JSON: its repr
+    assert show(float("nan")) == "NaN"
+    assert as_text("id") == "id" and as_text(3) == "3" and as_text(["a"]) == '["a"]'

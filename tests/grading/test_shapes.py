@@ -100,6 +100,20 @@ BAD: list[tuple[str, dict[str, Any], dict[str, Any], list[str]]] = [
      [f'/expectations/0/path: expected {WORKSPACE_PATH}, found ""']),
     ("path-missing", {"kind": "path", "expect": "exists"}, {},
      [f"/expectations/0/path: expected {WORKSPACE_PATH}, found nothing"]),
+    ("path-nul", {"kind": "path", "expect": "exists", "path": "a\x00b"}, {},
+     [f'/expectations/0/path: expected {WORKSPACE_PATH}, found "a\\u0000b"']),
+    ("path-dot-dot", {"kind": "path", "expect": "exists", "path": "a/../b"}, {},
+     [f'/expectations/0/path: expected {WORKSPACE_PATH}, found "a/../b"']),
+    ("path-trailing-slash", {"kind": "path", "expect": "exists", "path": "a/"}, {},
+     [f'/expectations/0/path: expected {WORKSPACE_PATH}, found "a/"']),
+    ("path-number", {"kind": "path", "expect": "exists", "path": 1}, {},
+     [f"/expectations/0/path: expected {WORKSPACE_PATH}, found 1"]),
+    ("file-text-path-nul", {"kind": "file-text", "expect": "contains", "path": "\x00", "value": "x"}, {},
+     [f'/expectations/0/path: expected {WORKSPACE_PATH}, found "\\u0000"']),
+    ("resource-path-nul", {"kind": "resource-read", "expect": "read", "resource": "workspace", "path": "a\x00"}, {},
+     ['/expectations/0/path: expected a relative path inside the workspace resource, found "a\\u0000"']),
+    ("paths-nul", {"kind": "changed-paths", "expect": "excludes", "paths": ["ok", "b\x00"]}, {},
+     [f'/expectations/0/paths/1: expected {WORKSPACE_PATH}, found "b\\u0000"']),
     ("paths-not-array", {"kind": "changed-paths", "expect": "equals", "paths": "a"}, {},
      ['/expectations/0/paths: expected an array of relative workspace paths, found "a"']),
     ("paths-duplicate-and-bad", {"kind": "changed-paths", "expect": "excludes", "paths": ["a", 3, "a"]}, {},
@@ -171,3 +185,50 @@ def test_non_object_expectation() -> None:
 def test_malformed_expectation_is_grade_error_even_when_its_variant_did_not_run() -> None:
     result = grade_one({"kind": "path", "expect": "exists"}, obs=None)
     assert result.status == "grade-error"
+
+
+def test_an_unknown_resource_and_a_bad_path_are_both_reported() -> None:
+    raw = {"id": "e", "variant": "candidate", "kind": "resource-read", "expect": "read", "resource": "disk",
+           "path": "../x"}
+    assert check_expectation(group([raw]), expectation(raw)) == [
+        '/expectations/0/resource: expected one of "workspace", "skill", "context", found "disk"',
+        '/expectations/0/path: expected a relative path inside the selected resource, found "../x"',
+    ]
+
+
+def test_resource_indexes_count_skills_and_context_separately() -> None:
+    import dataclasses
+
+    g = group()
+    g = dataclasses.replace(g, candidate=dataclasses.replace(g.candidate, skills=("a", "b", "c"), context=("x",)))
+
+    def problems(resource: str, index: int) -> list[str]:
+        raw = {"id": "e", "variant": "candidate", "kind": "resource-read", "expect": "read", "resource": resource,
+               "index": index, "path": "f.md"}
+        return check_expectation(g, expectation(raw))
+
+    assert problems("skill", 2) == []
+    assert problems("context", 0) == []
+    assert problems("context", 1) == [
+        "/expectations/0/index: expected an index into the 1 declared context items of candidate, found 1"]
+    assert problems("skill", 3) == [
+        "/expectations/0/index: expected an index into the 3 declared skills of candidate, found 3"]
+
+
+@pytest.mark.parametrize(("length", "ok"), [(64, True), (65, False)])
+def test_comparison_ids_up_to_64_characters(length: int, ok: bool) -> None:
+    raw = {"id": "e", "variant": "candidate", "kind": "path", "expect": "exists", "path": "a", "comparison": "a" * length}
+    assert (check_expectation(group([raw]), expectation(raw)) == []) is ok
+
+
+def test_an_unknown_kind_gets_no_kind_specific_turn_rule() -> None:
+    raw = {"id": "e", "variant": "candidate", "kind": "file-exists", "expect": "x", "turn": 1}
+    assert check_expectation(group([raw], type="description"), expectation(raw)) == [
+        f'/expectations/0/kind: expected one of {KIND_LIST}, found "file-exists"']
+
+
+def test_a_bad_variant_with_a_skill_resource_is_reported_not_raised() -> None:
+    raw = {"id": "e", "variant": "both", "kind": "resource-read", "expect": "read", "resource": "skill", "index": 0,
+           "path": "SKILL.md"}
+    assert check_expectation(group([raw]), expectation(raw)) == [
+        '/expectations/0/variant: expected one of "baseline", "candidate", found "both"']

@@ -77,3 +77,21 @@ def test_stalled_host_is_reaped(tmp_path: Path, pi_host: HostInstallation) -> No
     assert run.outcome == "infrastructure-failed"
     assert run.failure == "no progress from the host for 1 s (stalled subject)"
     assert not psutil.pid_exists(run.pid)
+
+
+def test_an_unfinished_turn_records_the_message_actually_sent(tmp_path: Path, pi_host: HostInstallation) -> None:
+    # Body groups deliver the skill on turn one by rewriting the first message after
+    # get_commands; a turn cut short must record that message, not the bare prompt.
+    body, _ = CASES["exits-mid-turn"]
+    sent = ["first", "second"]
+
+    def deliver(commands: list[dict[str, object]]) -> str | None:
+        sent[0] = "/skill:demo first"
+        return None
+
+    run = run_rpc(_plan(tmp_path, pi_host, body), sent, Safeguards(stall_seconds=30), before_first_turn=deliver)
+    assert run.outcome == "infrastructure-failed"
+    (span,) = run.spans
+    assert (span.prompt, span.sent, span.settled) == ("first", "/skill:demo first", False)
+    # the span starts where the turn's prompt does, as a settled turn's would
+    assert json.loads(run.records[span.start].raw)["command"] == "prompt"
