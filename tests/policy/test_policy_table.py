@@ -339,8 +339,10 @@ def test_error_text_without_reason_or_owner() -> None:
 def test_failure_text_explains_each_failing_expectation_once() -> None:
     v = verdict("complete", "complete", "fail-to-fail", "candidate")
     text = v.failure_text()
-    assert text.splitlines()[0].startswith("group g: fail-to-fail")
-    assert "--skill-eval-fail-on=candidate" in text.splitlines()[0]
+    # the headline (pytest's short summary) names the failed candidate check; then the group line
+    assert text.splitlines()[0] == "failed c-0 (response-text): c-0 observed fail"
+    assert text.splitlines()[1].startswith("group g: fail-to-fail")
+    assert "--skill-eval-fail-on=candidate" in text.splitlines()[1]
     assert text.count("c-0 (response-text): fail") == 1  # shown under its comparison, not again
     assert "[baseline] b-0 (response-text): fail" in text
     assert "expected: c-0 expected" in text and "observed: c-0 observed fail" in text
@@ -509,7 +511,8 @@ def test_explain_lists_locations_and_the_error_after_the_evidence() -> None:
         "      evidence: /g/candidate (one; two)", "      error: boom",
     ]
     text = v.failure_text().splitlines()
-    assert text[:4] == ["group g: pass-to-fail (--skill-eval-fail-on=candidate)", "  comparison cmp-0: pass-to-fail",
+    assert text[0] == "failed c-0 (response-text): c-0 observed fail"
+    assert text[1:5] == ["group g: pass-to-fail (--skill-eval-fail-on=candidate)", "  comparison cmp-0: pass-to-fail",
                         "    [baseline] b-0 (response-text): pass", "        expected: b-0 expected"]
     assert "    [candidate] c-0 (response-text): fail" in text
 
@@ -519,7 +522,8 @@ def test_failure_text_explains_a_failing_expectation_outside_comparisons_and_sho
     group["variants"]["baseline"]["reason"] = "kept for the record"
     v = judge(group, grade, group_dir="/g", fail_on="candidate", result_id="r")
     lines = v.failure_text().splitlines()
-    assert lines[1:5] == ["  [candidate] c-solo (response-text): fail", "      expected: c-solo expected",
+    assert lines[0] == "failed c-solo (response-text): c-solo observed fail"
+    assert lines[2:6] == ["  [candidate] c-solo (response-text): fail", "      expected: c-solo expected",
                           "      observed: c-solo observed fail", "      evidence: /g/candidate (final response of turn 1 (c-solo))"]
     # a complete variant's reason is not shown; the failure text shows reasons of the others
     assert "  baseline   complete" in lines
