@@ -87,7 +87,7 @@ def _expectation_findings(group: Group) -> list[Finding]:
 
 def _model_findings(group: Group, root: Path) -> list[Finding]:
     from .models import SCRIPTED, ModelRouter
-    from .scripted.script import load_script
+    from .scripted.format import load_script
 
     router = ModelRouter(root)
     provider, name = router.model_of(group)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any, Callable
 
 from ..definitions import Expectation, Group, Variant, json_int
+from ..jsonpointer import escape as _escape
 from .jsonvalue import parse_pointer, show
 
 KINDS: tuple[str, ...] = (
@@ -94,10 +95,6 @@ def _is_relative_path(value: Any) -> bool:
 
 def _one_of(values: tuple[str, ...]) -> str:
     return "one of " + ", ".join(f'"{v}"' for v in values)
-
-
-def _escape(field: str) -> str:
-    return field.replace("~", "~0").replace("/", "~1")
 
 
 class _Parsing:
