@@ -28,7 +28,12 @@ from pathlib import Path
 from typing import Any, Literal, NoReturn
 
 from . import envpolicy, schemas
-from .errors import DefinitionError, PathEscapeError, Problem, SkillEvalError
+from .errors import (
+    DefinitionError,
+    PathEscapeError,
+    Problem,
+    SelectionError,
+)
 from .jsonpointer import escape as _escape
 from .paths import check_relative, contain_path
 from .schemas import describe as _describe
@@ -91,10 +96,6 @@ SECRET_NAME_MARKERS: tuple[str, ...] = (
     "AUTH",
     "PRIVATE",
 )
-
-
-class SelectionError(SkillEvalError):
-    """A group or variant selector names nothing, or does not apply to the definition."""
 
 
 @dataclass(frozen=True, slots=True)

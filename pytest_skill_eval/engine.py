@@ -16,7 +16,7 @@ from typing import Any, Callable, Iterable, Mapping
 
 from . import evidence
 from .definitions import VARIANTS, Group, Suite, Variant, VariantName
-from .errors import HostError, LaunchRefused, ScriptError, SkillEvalError, SourceError
+from .errors import HostError, InvalidVariant, LaunchRefused, ScriptError, SkillEvalError, SourceError
 from .grading.kinds import WORKSPACE_KINDS
 from .host.driver import HostRun, Safeguards, run_json, run_rpc
 from .host.install import HostInstallation, cache_dir
@@ -36,7 +36,6 @@ from .host.protocol import (
     usage_totals,
 )
 from .isolation import (
-    InvalidVariant,
     auth_secrets,
     check_description_revision,
     context_files,

@@ -14,12 +14,8 @@ from typing import Any
 
 from . import evidence
 from .definitions import Group, Variant
-from .errors import SkillEvalError, SourceError
+from .errors import InvalidVariant, SourceError
 from .redaction import unsafe_reason
-
-
-class InvalidVariant(SkillEvalError):
-    """The variant cannot be run as declared (its state is ``invalid``)."""
 
 
 def snapshot_fixture(root: Path, rel: str, dest: Path) -> None:

@@ -6,6 +6,7 @@ import json
 import re
 from typing import Any
 
+from ..errors import MalformedJSON
 from ..jsonpointer import parse as parse_pointer
 
 __all__ = ["MalformedJSON", "parse_document", "parse_pointer", "show"]
@@ -13,10 +14,6 @@ __all__ = ["MalformedJSON", "parse_document", "parse_pointer", "show"]
 # RFC 6901 array index: "0" or a number without leading zeros.
 _ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*")
 _MISSING = object()
-
-
-class MalformedJSON(ValueError):
-    """A workspace file's bytes are not one strict JSON text."""
 
 
 def _reject_constant(name: str) -> Any:
