@@ -192,7 +192,6 @@ class Group:
     runtime: Runtime
     raw: dict[str, Any] = field(compare=False, hash=False)
     #: Whether the definition declared ``runtime`` (``runtime`` holds defaults when not).
-    runtime_declared: bool = False
 
     def variant(self, name: VariantName) -> Variant:
         return self.baseline if name == "baseline" else self.candidate
@@ -1012,7 +1011,6 @@ def group_from_document(path: Path, doc: dict[str, Any]) -> Group:
         model=ModelSpec(model_raw["model"], model_raw.get("thinking")) if model_raw is not None else None,
         runtime=_build_runtime(doc.get("runtime")),
         raw=doc,
-        runtime_declared="runtime" in doc,
     )
 
 

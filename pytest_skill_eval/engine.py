@@ -12,7 +12,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Protocol
 
 from . import evidence
 from .definitions import VARIANTS, Group, Suite, Variant, VariantName
@@ -50,11 +50,10 @@ GUARD_PREFIX = "skill-eval guard blocked"
 Progress = Callable[[str], None]
 
 
-class ModelBackend:
+class ModelBackend(Protocol):
     """Chooses the provider for a group and supplies its ``models.json`` entries."""
 
-    def providers_for(self, group: Group) -> tuple[str, str, dict[str, Any]]:  # pragma: no cover - protocol
-        raise NotImplementedError
+    def providers_for(self, group: Group) -> tuple[str, str, dict[str, Any]]: ...
 
 
 @dataclass(slots=True)
