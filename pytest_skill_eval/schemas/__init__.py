@@ -118,6 +118,17 @@ def _translate(error: jsonschema.ValidationError, root: dict[str, Any]) -> Itera
             for key in expected_value
             if key not in instance
         ]
+    if keyword == "dependentRequired":
+        properties = sub.get("properties", {})
+        return [
+            Problem(jsonpointer.child(pointer, key),
+                    f"expected {_expected(properties.get(key, {}), root)}, found no {quote(key)} field"
+                    f" (required with {quote(present)})")
+            for present, keys in expected_value.items()
+            if present in instance
+            for key in keys
+            if key not in instance
+        ]
     if keyword == "additionalProperties":
         known = list(sub.get("properties", {}))
         fields = f"only the field {quote(known[0])}" if len(known) == 1 else f"one of the fields {join_quoted(known)}"
