@@ -1,4 +1,7 @@
-"""Typed records of the evidence files: ``run.json``, ``group.json``, ``result.json``, ``definition.json``.
+"""Typed records of the evidence files.
+
+``run.json``, ``transcript.json``, ``context-observations.json``, ``group.json``,
+``definition.json`` and ``result.json`` each have one record here.
 
 Every evidence file is written from a record's ``to_json`` and read back through
 :func:`read`, which checks the decoded JSON against the file's JSON Schema
@@ -12,13 +15,14 @@ read and written again is byte-for-byte the same.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar, get_args
 
 from . import schemas
 from .errors import EvidenceError, Problem
+from .observation import ContextRequest, ToolCall, Turn
 
 RunState = Literal["complete", "invalid", "infrastructure-failed", "cancelled", "not-selected"]
 GroupState = Literal["complete", "partially-complete", "invalid", "cancelled"]
@@ -362,9 +366,86 @@ class DefinitionRecord:
         return cls(d["path"], d["definition"])
 
 
+# ------------------------------------------------------------------------ transcript.json
+
+
+def _tool_call_json(c: ToolCall) -> dict[str, Any]:
+    return {"id": c.id, "name": c.name, "arguments": c.arguments, "result_text": c.result_text,
+            "is_error": c.is_error, "blocked": c.blocked, "event_index": c.event_index}
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptTurn:
+    """One declared turn as stored: what grading sees (:class:`~.observation.Turn`), its
+    token usage, wall-clock times and the range of ``events.jsonl`` lines it spans."""
+
+    turn: Turn
+    usage: Usage
+    started_at: float | None
+    ended_at: float | None
+    events: tuple[int, int | None]
+
+    def to_json(self) -> dict[str, Any]:
+        t = self.turn
+        return {
+            "index": t.index, "prompt": t.prompt, "sent": t.sent, "response": t.response,
+            "stop_reason": t.stop_reason, "error": t.error, "settled": t.settled,
+            "tool_calls": [_tool_call_json(c) for c in t.tool_calls],
+            "usage": self.usage.to_json(), "started_at": self.started_at, "ended_at": self.ended_at,
+            "events": list(self.events),
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> TranscriptTurn:
+        index = d["index"]
+        turn = Turn(
+            index=index, prompt=d["prompt"], sent=d["sent"], response=d["response"],
+            stop_reason=d["stop_reason"], error=d["error"], settled=d["settled"],
+            tool_calls=tuple(
+                ToolCall(turn=index, id=c["id"], name=c["name"], arguments=c["arguments"],
+                         result_text=c["result_text"], is_error=c["is_error"], blocked=c["blocked"],
+                         event_index=c["event_index"])
+                for c in d["tool_calls"]
+            ),
+        )
+        return cls(turn, Usage.from_json(d["usage"]), d["started_at"], d["ended_at"],
+                   (d["events"][0], d["events"][1]))
+
+
+@dataclass(frozen=True, slots=True)
+class TranscriptRecord:
+    """``transcript.json``: one entry per declared turn that started."""
+
+    turns: tuple[TranscriptTurn, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"turns": [t.to_json() for t in self.turns]}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> TranscriptRecord:
+        return cls(tuple(TranscriptTurn.from_json(t) for t in d["turns"]))
+
+
+@dataclass(frozen=True, slots=True)
+class ContextObservations:
+    """``context-observations.json``: the system prompt and provider context of each model request."""
+
+    requests: tuple[ContextRequest, ...]
+
+    def to_json(self) -> list[dict[str, Any]]:
+        return [{"turn": r.turn, "request": r.request, "system_prompt": r.system_prompt,
+                 "provider_context": r.provider_context} for r in self.requests]
+
+    @classmethod
+    def from_json(cls, d: Sequence[Mapping[str, Any]]) -> ContextObservations:
+        return cls(tuple(ContextRequest(r["turn"], r["request"], r["system_prompt"], r["provider_context"])
+                         for r in d))
+
+
 # -------------------------------------------------------------------------------- reading
 
-Record = TypeVar("Record", RunRecord, GroupRecord, InvalidGroupRecord, ResultRecord, DefinitionRecord)
+Record = TypeVar("Record", RunRecord, GroupRecord, InvalidGroupRecord, ResultRecord, DefinitionRecord,
+                 TranscriptRecord, ContextObservations)
 
 _SCHEMAS: dict[type, str] = {
     RunRecord: "evidence-run",
@@ -372,6 +453,8 @@ _SCHEMAS: dict[type, str] = {
     InvalidGroupRecord: "evidence-group",
     ResultRecord: "evidence-result",
     DefinitionRecord: "evidence-definition",
+    TranscriptRecord: "evidence-transcript",
+    ContextObservations: "evidence-context-observations",
 }
 
 

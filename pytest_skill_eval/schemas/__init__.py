@@ -59,8 +59,15 @@ def schema(name: str) -> dict[str, Any]:
 @functools.cache
 def _validator(name: str) -> jsonschema.Draft202012Validator:
     import jsonschema
+    from referencing import Registry, Resource
 
-    return jsonschema.Draft202012Validator(schema(name))
+    # every packaged schema is reachable by its $id, so one may refer to another's $defs
+    names = [entry.name.removesuffix(".schema.json") for entry in resources.files(__package__).iterdir()
+             if entry.name.endswith(".schema.json")]
+    registry: Registry[Any] = Registry().with_resources(
+        (schema(other)["$id"], Resource.from_contents(schema(other))) for other in names if "$id" in schema(other)
+    )
+    return jsonschema.Draft202012Validator(schema(name), registry=registry)
 
 
 def problems(name: str, doc: Any) -> list[Problem]:

@@ -11,11 +11,13 @@ import pytest
 from pytest_skill_eval import evidence, records
 from pytest_skill_eval.errors import EvidenceError
 from pytest_skill_eval.records import (
+    ContextObservations,
     DefinitionRecord,
     GroupRecord,
     InvalidGroupRecord,
     ResultRecord,
     RunRecord,
+    TranscriptRecord,
 )
 
 from .conftest import StoredRun, copy_suite, run_suite
@@ -24,20 +26,26 @@ from .conftest import StoredRun, copy_suite, run_suite
 @pytest.fixture(scope="module")
 def odd_run(pi_host: object, tmp_path_factory: pytest.TempPathFactory) -> StoredRun:
     """Evidence of the shapes a plain run does not write: a not-selected variant, an invalid
-    variant (its skill is missing) and a suite entry whose group file does not load."""
+    variant (its skill is missing), a suite entry whose group file does not load, and
+    context observations."""
     root = copy_suite(tmp_path_factory.mktemp("records") / "root")
     suite = json.loads((root / "suite.json").read_text())
     broken = json.loads((root / "groups" / "release-notes-body.json").read_text())
     broken["id"] = "missing-skill"
     broken["variants"]["candidate"]["skills"] = ["skills/does-not-exist"]
     (root / "groups" / "missing-skill.json").write_text(json.dumps(broken))
+    body = json.loads((root / "groups" / "release-notes-body.json").read_text())
+    body["expectations"].append({"id": "sees-skill", "kind": "context-text", "variant": "candidate",
+                                 "expect": "contains", "value": "release-notes"})
+    (root / "groups" / "release-notes-body.json").write_text(json.dumps(body))
     (root / "groups" / "unloadable.json").write_text('{"schema_version": 1, "kind": "group"}')
     suite["groups"] += ["groups/missing-skill.json", "groups/unloadable.json"]
     (root / "suite.json").write_text(json.dumps(suite))
     return run_suite(root, "--skill-eval", "suite.json", "--skill-eval-variant", "candidate")
 
 
-_WHERE = {"result.json": ".", "group.json": "groups/*", "definition.json": "groups/*", "run.json": "groups/*/*"}
+_WHERE = {"result.json": ".", "group.json": "groups/*", "definition.json": "groups/*", "run.json": "groups/*/*",
+          "transcript.json": "groups/*/*", "context-observations.json": "groups/*/*"}
 
 
 def _files(run: StoredRun, name: str) -> list[Path]:
@@ -53,14 +61,17 @@ def test_every_stored_record_round_trips_byte_for_byte(which: str, request: pyte
         ("group.json", records.parse_group),
         ("result.json", lambda data, p: records.parse(ResultRecord, data, p)),
         ("definition.json", lambda data, p: records.parse(DefinitionRecord, data, p)),
+        ("transcript.json", lambda data, p: records.parse(TranscriptRecord, data, p)),
+        ("context-observations.json", lambda data, p: records.parse(ContextObservations, data, p)),
     ):
         for path in _files(run, name):
             stored = path.read_bytes()
             record = read(json.loads(stored), path)
             assert evidence.dump_json(record.to_json()) == stored, path
             seen[type(record).__name__] = seen.get(type(record).__name__, 0) + 1
+    assert seen.get("TranscriptRecord", 0) >= 3, seen
     if which == "odd_run":
-        assert seen.get("InvalidGroupRecord") == 1, seen
+        assert seen.get("InvalidGroupRecord") == 1 and seen.get("ContextObservations") == 1, seen
 
 
 def test_records_carry_the_states_and_blocks_the_run_reached(odd_run: StoredRun) -> None:
