@@ -218,32 +218,6 @@ def turn_to_json(turn: Turn) -> dict[str, Any]:
     }
 
 
-def turn_from_json(data: dict[str, Any]) -> Turn:
-    index = int(data["index"])
-    return Turn(
-        index=index,
-        prompt=data["prompt"],
-        sent=data["sent"],
-        response=data["response"],
-        stop_reason=data.get("stop_reason"),
-        error=data.get("error"),
-        settled=bool(data.get("settled", True)),
-        tool_calls=tuple(
-            ToolCall(
-                turn=index,
-                id=c["id"],
-                name=c["name"],
-                arguments=c.get("arguments") or {},
-                result_text=c.get("result_text"),
-                is_error=bool(c.get("is_error")),
-                blocked=bool(c.get("blocked")),
-                event_index=int(c.get("event_index", -1)),
-            )
-            for c in data.get("tool_calls", [])
-        ),
-    )
-
-
 _SKILL_BLOCK = re.compile(r"<skill>\s*<name>(.*?)</name>\s*<description>(.*?)</description>\s*<location>(.*?)</location>", re.S)
 
 
