@@ -17,32 +17,28 @@ requires: a malformed expectation becomes ``grade-error`` evidence, not a load e
 from __future__ import annotations
 
 import dataclasses
-import difflib
-import functools
 import json
 import os
 import posixpath
 import re
 import stat
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, NoReturn
+from typing import Any, Literal, NoReturn
 
-from . import envpolicy
+from . import envpolicy, schemas
 from .errors import (
     DefinitionError,
     PathEscapeError,
     Problem,
-    SkillEvalError,
-    did_you_mean,
-    json_text,
+    SelectionError,
 )
+from .jsonpointer import escape as _escape
 from .paths import check_relative, contain_path
-
-if TYPE_CHECKING:  # jsonschema is imported on first validation: plain pytest runs never pay for it
-    import jsonschema
+from .schemas import describe as _describe
+from .schemas import join_quoted as _join_quoted
+from .schemas import quote as _quote
 
 __all__ = [
     "BODY_TOOLS",
@@ -100,10 +96,6 @@ SECRET_NAME_MARKERS: tuple[str, ...] = (
     "AUTH",
     "PRIVATE",
 )
-
-
-class SelectionError(SkillEvalError):
-    """A group or variant selector names nothing, or does not apply to the definition."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,7 +192,6 @@ class Group:
     runtime: Runtime
     raw: dict[str, Any] = field(compare=False, hash=False)
     #: Whether the definition declared ``runtime`` (``runtime`` holds defaults when not).
-    runtime_declared: bool = False
 
     def variant(self, name: VariantName) -> Variant:
         return self.baseline if name == "baseline" else self.candidate
@@ -575,7 +566,7 @@ def _working_tree_paths(doc: dict[str, Any]) -> Iterator[tuple[str, str]]:
 
 def check_group_document(doc: dict[str, Any]) -> list[Problem]:
     """Every structural and cross-field problem of a group document (pure; no file system)."""
-    problems = _schema_problems(_validator("group"), doc)
+    problems = schemas.problems("group", doc)
     problems.extend(_input_problems(doc))
     problems.extend(_command_prompt_problems(doc))
     problems.extend(_group_path_problems(doc))
@@ -592,7 +583,7 @@ def check_suite_document(doc: dict[str, Any], base: str = "") -> list[Problem]:
     *base* is the suite's directory relative to the definition root; group references
     resolve from it and must stay inside the root.
     """
-    problems = _schema_problems(_validator("suite"), doc)
+    problems = schemas.problems("suite", doc)
     groups = doc.get("groups")
     if isinstance(groups, list):
         seen: dict[str, int] = {}
@@ -910,135 +901,6 @@ def json_int(value: Any) -> int | None:
     return None
 
 
-# --------------------------------------------------------------------------- schema errors
-
-
-@functools.cache
-def _schema(name: str) -> dict[str, Any]:
-    text = resources.files(__package__).joinpath("schemas", f"{name}.schema.json").read_text(encoding="utf-8")
-    schema: dict[str, Any] = json.loads(text)
-    return schema
-
-
-@functools.cache
-def _validator(name: str) -> jsonschema.Draft202012Validator:
-    import jsonschema
-
-    return jsonschema.Draft202012Validator(_schema(name))
-
-
-def _schema_problems(validator: jsonschema.Draft202012Validator, doc: Any) -> list[Problem]:
-    problems: list[Problem] = []
-    for error in validator.iter_errors(doc):
-        problems.extend(_translate(error))
-    return problems
-
-
-_TYPE_WORDS = {
-    "object": "an object",
-    "array": "an array",
-    "string": "a string",
-    "integer": "an integer",
-    "number": "a number",
-    "boolean": "true or false",
-    "null": "null",
-}
-
-
-def _translate(error: jsonschema.ValidationError) -> Iterable[Problem]:
-    """Rewrite one jsonschema error into this package's ``expected …, found …`` problems."""
-    pointer = "".join(f"/{_escape(str(part))}" for part in error.absolute_path)
-    schema = error.schema if isinstance(error.schema, dict) else {}
-    keyword = error.validator
-    instance: Any = error.instance
-    expected_value: Any = error.validator_value
-    if keyword == "required":
-        properties = schema.get("properties", {})
-        return [
-            Problem(f"{pointer}/{_escape(key)}", f"expected {_expected(properties.get(key, {}))}, found no {_quote(key)} field")
-            for key in expected_value
-            if key not in instance
-        ]
-    if keyword == "additionalProperties":
-        known = list(schema.get("properties", {}))
-        fields = f"only the field {_quote(known[0])}" if len(known) == 1 else f"one of the fields {_join_quoted(known)}"
-        return [
-            Problem(f"{pointer}/{_escape(key)}", f"expected {fields}, found unknown field {_quote(key)}{_suggest(key, known)}")
-            for key in instance
-            if key not in known
-        ]
-    if keyword == "uniqueItems":
-        seen: dict[str, int] = {}
-        problems = []
-        for index, item in enumerate(instance):
-            earlier = seen.setdefault(json.dumps(item, sort_keys=True), index)
-            if earlier != index:
-                problems.append(
-                    Problem(f"{pointer}/{index}", f"expected each item once, found {_describe(item)} again (first at {pointer}/{earlier})")
-                )
-        # JSON Schema equality is looser than JSON text (1 == 1.0); never drop the error.
-        return problems or [Problem(pointer, "expected each item once, found a repeated item")]
-    if keyword == "oneOf" and "oneOf" in schema.get("x-checked-by-loader", ()):
-        return []  # a loader check words this one (see _input_problems)
-    if "propertyNames" in error.relative_schema_path:
-        # jsonschema locates a bad property name at its parent object.
-        pointer = f"{pointer}/{_escape(str(instance))}"
-    found = _describe(instance)
-    if keyword == "maxLength" and isinstance(instance, str) and len(instance) <= _SHOWN_CHARACTERS:
-        found = f"{found} ({len(instance)} characters)"
-    if keyword == "enum":
-        reserved = schema.get("x-reserved", {})
-        note = f" ({reserved[instance]})" if isinstance(instance, str) and instance in reserved else ""
-        hint = "" if note else did_you_mean(instance, [v for v in expected_value if isinstance(v, str)])
-        return [Problem(pointer, f"expected {_one_of(expected_value)}, found {found}{note}{hint}")]
-    if keyword == "const":
-        return [Problem(pointer, f"expected {json_text(expected_value)}, found {found}")]
-    return [Problem(pointer, f"expected {_expected(schema)}, found {found}")]
-
-
-def _expected(schema: Any) -> str:
-    """How a message names what *schema* accepts, following local ``$ref``s."""
-    for _ in range(8):
-        if not isinstance(schema, dict):
-            break
-        if "x-expected" in schema:
-            return str(schema["x-expected"])
-        if "enum" in schema:
-            return _one_of(schema["enum"])
-        if "const" in schema:
-            return json_text(schema["const"])
-        ref = schema.get("$ref")
-        if not (isinstance(ref, str) and ref.startswith("#/$defs/")):
-            break
-        schema = _find_definition(ref.removeprefix("#/$defs/"))
-    if isinstance(schema, dict):
-        types = schema.get("type")
-        if isinstance(types, str):
-            return _TYPE_WORDS.get(types, types)
-        if isinstance(types, list):
-            return " or ".join(_TYPE_WORDS.get(str(t), str(t)) for t in types)
-    return "a valid value"
-
-
-def _find_definition(name: str) -> Any:
-    for kind in ("group", "suite"):
-        definitions = _schema(kind).get("$defs", {})
-        if name in definitions:
-            return definitions[name]
-    return None
-
-
-def _one_of(values: Sequence[Any]) -> str:
-    if len(values) == 1:
-        return json_text(values[0])
-    return "one of " + ", ".join(json_text(value) for value in values)
-
-
-def _suggest(key: str, known: Sequence[str]) -> str:
-    close = difflib.get_close_matches(key, known, n=1)
-    return f" (did you mean {_quote(close[0])}?)" if close else ""
-
-
 # --------------------------------------------------------------------------- selection
 
 
@@ -1149,38 +1011,10 @@ def group_from_document(path: Path, doc: dict[str, Any]) -> Group:
         model=ModelSpec(model_raw["model"], model_raw.get("thinking")) if model_raw is not None else None,
         runtime=_build_runtime(doc.get("runtime")),
         raw=doc,
-        runtime_declared="runtime" in doc,
     )
 
 
 # --------------------------------------------------------------------------- text helpers
-
-
-def _escape(token: str) -> str:
-    """Escape one JSON Pointer reference token (RFC 6901)."""
-    return token.replace("~", "~0").replace("/", "~1")
-
-
-def _quote(text: str) -> str:
-    return json_text(text)
-
-
-def _join_quoted(values: Sequence[str]) -> str:
-    return ", ".join(_quote(value) for value in values)
-
-
-_SHOWN_CHARACTERS = 80
-
-
-def _describe(value: Any) -> str:
-    """Name a found value: scalars as JSON, long strings cut, containers by kind."""
-    if isinstance(value, dict):
-        return "an object" if value else "an empty object"
-    if isinstance(value, list):
-        return "an array" if value else "an empty array"
-    if isinstance(value, str) and len(value) > _SHOWN_CHARACTERS:
-        return _quote(value[: _SHOWN_CHARACTERS - 20]) + f"… ({len(value)} characters)"
-    return json_text(value)
 
 
 def _unique(problems: list[Problem]) -> list[Problem]:

@@ -12,7 +12,7 @@ import shutil
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping
+from typing import Any, Callable, Iterable, Mapping, Protocol
 
 from . import evidence
 from .credentials import explain_host_failure
@@ -20,6 +20,7 @@ from .definitions import VARIANTS, Group, Suite, Variant, VariantName
 from .errors import (
     EvidenceError,
     HostError,
+    InvalidVariant,
     LaunchRefused,
     ScriptError,
     SkillEvalError,
@@ -45,7 +46,6 @@ from .host.protocol import (
     usage_totals,
 )
 from .isolation import (
-    InvalidVariant,
     RevisionCheck,
     auth_secrets,
     check_description_revision,
@@ -62,11 +62,10 @@ GUARD_PREFIX = "skill-eval guard blocked"
 Progress = Callable[[str], None]
 
 
-class ModelBackend:
+class ModelBackend(Protocol):
     """Chooses the provider for a group and supplies its ``models.json`` entries."""
 
-    def providers_for(self, group: Group) -> tuple[str | None, str | None, dict[str, Any]]:  # pragma: no cover - protocol
-        raise NotImplementedError
+    def providers_for(self, group: Group) -> tuple[str | None, str | None, dict[str, Any]]: ...
 
 
 @dataclass(slots=True)

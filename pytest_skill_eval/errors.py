@@ -2,14 +2,23 @@
 
     SkillEvalError
     ├── DefinitionError        a definition file breaks the schema-version-1 contract
+    ├── SelectionError         a group or variant selector names nothing
     ├── PathEscapeError        a declared path is not a contained relative path
     ├── SourceError            a skill/context/fixture snapshot cannot be taken
+    ├── InvalidVariant         a variant cannot run as declared (its run state is ``invalid``)
     ├── HostError              the pi host cannot be found, installed or launched
     ├── LaunchRefused          a launch would hand pi an argument or variable it must not get
     ├── ScriptError            a scripted-model script is malformed
-    └── EvidenceError          evidence cannot be written or read back
+    ├── EvidenceError          evidence cannot be written or read back
+    ├── GradeProblem           the evidence cannot answer one expectation (a ``grade-error``)
+    │   └── MalformedJSON      a workspace file is not one strict JSON text
+    └── GroupOutcome           how a pytest item reports a group that did not pass
+        ├── GroupFailed        selected expectations failed under the fail-on policy
+        └── GroupNotGraded     a variant was invalid, failed or cancelled, or grading errored
 
-A failed expectation is data (see ``grading``), never an exception.
+A failed expectation is data (see ``grading``), never an exception; ``GradeProblem`` is
+caught inside grading and becomes ``grade-error`` evidence, ``GroupOutcome`` is caught by
+pytest and becomes the item's failure or error text.
 """
 
 from __future__ import annotations
@@ -104,3 +113,31 @@ class ScriptError(SkillEvalError):
 
 class EvidenceError(SkillEvalError):
     """Evidence could not be persisted or read back."""
+
+
+class SelectionError(SkillEvalError):
+    """A group or variant selector names nothing, or does not apply to the definition."""
+
+
+class InvalidVariant(SkillEvalError):
+    """The variant cannot be run as declared (its state is ``invalid``)."""
+
+
+class GradeProblem(SkillEvalError):
+    """The evidence cannot answer an expectation; the message says what is missing."""
+
+
+class MalformedJSON(GradeProblem, ValueError):
+    """A workspace file's bytes are not one strict JSON text."""
+
+
+class GroupOutcome(SkillEvalError):
+    """Raised by a pytest item for a group that did not pass; the message is the report."""
+
+
+class GroupFailed(GroupOutcome):
+    """Selected expectations failed under the fail-on policy (the item fails)."""
+
+
+class GroupNotGraded(GroupOutcome):
+    """A variant was invalid, infrastructure failed or was cancelled, or grading errored (the item errors)."""

@@ -40,12 +40,13 @@ import secrets
 import shutil
 import stat
 import tempfile
-from datetime import UTC, datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, Callable, Mapping
 
+from . import records
 from .errors import EvidenceError
-from .observation import ContextRequest, RunObservation
+from .observation import RunObservation
 
 RUNS_DIR = Path(".skill-eval") / "runs"
 SELECTION_FILE = "selection.json"
@@ -309,51 +310,39 @@ def fingerprint_tree(root: Path) -> dict[str, str]:
     return {rel: hashlib.sha256(data).hexdigest() for rel, data in read_files(root).items()}
 
 
+def read_record(kind: type[records.Record], path: Path) -> records.Record:
+    """The typed record stored at *path*; :class:`EvidenceError` naming the file when it is not one."""
+    return records.parse(kind, read_json(path), path)
+
+
 def load_observation(run_dir: Path) -> RunObservation:
     """Rebuild what grading sees of a run from its persisted evidence alone."""
-    from .host.protocol import turn_from_json
-    from .readback import (
-        CONTEXT_OBSERVATIONS,
-        RUN_FOR_GRADING,
-        TRANSCRIPT,
-        check_or_raise,
-    )
-
-    # stored files that parse but are not what grading reads: an error naming the file, not a KeyError
-    run = check_or_raise(read_json(run_dir / "run.json"), RUN_FOR_GRADING, run_dir / "run.json")
+    run = read_record(records.RunRecord, run_dir / "run.json")
     transcript_path = run_dir / "transcript.json"
-    transcript = check_or_raise(read_json(transcript_path), TRANSCRIPT, transcript_path) if transcript_path.exists() else None
-    turns = tuple(turn_from_json(t) for t in transcript["turns"]) if transcript is not None else ()
+    turns = (
+        tuple(t.turn for t in read_record(records.TranscriptRecord, transcript_path).turns)
+        if transcript_path.exists() else ()
+    )
     turn_files: dict[int, Mapping[str, bytes]] = {}
     turns_dir = run_dir / "turns"
     if turns_dir.is_dir():
         for entry in sorted(turns_dir.iterdir()):
             if entry.name.isdigit():
                 turn_files[int(entry.name)] = read_files(entry / "workspace")
-    requests: list[ContextRequest] = []
     observed = run_dir / "context-observations.json"
-    if observed.exists():
-        for item in check_or_raise(read_json(observed), CONTEXT_OBSERVATIONS, observed):
-            requests.append(
-                ContextRequest(
-                    turn=int(item["turn"]),
-                    request=int(item["request"]),
-                    system_prompt=str(item.get("system_prompt", "")),
-                    provider_context=str(item.get("provider_context", "")),
-                )
-            )
-    paths = run.get("paths", {})
+    requests = read_record(records.ContextObservations, observed).requests if observed.exists() else ()
+    paths = run.paths
     return RunObservation(
-        variant=run["variant"],
-        state=run["state"],
-        workspace_root=paths.get("workspace", ""),
-        skill_roots=tuple(paths.get("skills", [])),
-        target_file=paths.get("target_file"),
-        context_roots=tuple(paths.get("context", [])),
+        variant=run.variant,
+        state=run.state,
+        workspace_root=paths.workspace if paths else "",
+        skill_roots=paths.skills if paths else (),
+        target_file=paths.target_file if paths else None,
+        context_roots=paths.context if paths else (),
         turns=turns,
         initial_files=read_files(run_dir / "workspace-initial"),
         final_files=read_files(run_dir / "workspace"),
         turn_files=turn_files,
-        context_requests=tuple(requests),
-        redactions={str(k): int(v) for k, v in (run.get("redactions") or {}).items()},
+        context_requests=requests,
+        redactions=run.redactions,
     )

@@ -15,13 +15,9 @@ from typing import Any, Literal
 
 from . import evidence
 from .definitions import ExtensionBundle, Group, Variant
-from .errors import SkillEvalError, SourceError
+from .errors import InvalidVariant, SkillEvalError, SourceError
 from .redaction import unsafe_reason
 from .sources import SourceIdentity
-
-
-class InvalidVariant(SkillEvalError):
-    """The variant cannot be run as declared (its state is ``invalid``)."""
 
 
 def snapshot_fixture(root: Path, rel: str, dest: Path) -> None:

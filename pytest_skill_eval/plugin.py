@@ -16,7 +16,14 @@ from typing import Any
 import pytest
 
 from .definitions import VARIANTS, Group, Suite, definition_kind, load_group, load_suite
-from .errors import DefinitionError, EvidenceError, Problem, SkillEvalError
+from .errors import (
+    DefinitionError,
+    EvidenceError,
+    GroupFailed,
+    GroupNotGraded,
+    Problem,
+    SkillEvalError,
+)
 from .evidence import group_dir_name
 from .policy import FAIL_ON_CHOICES, STATUS_PROPERTY, Verdict
 from .session import (
@@ -170,7 +177,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     report = yield
     excinfo = call.excinfo
     if (call.when == "setup" and excinfo is not None and isinstance(item, (SkillEvalItem, BrokenGroupItem))
-            and isinstance(excinfo.value, (SkillEvalGroupError, SkillEvalError))):
+            and isinstance(excinfo.value, SkillEvalError)):
         report.longrepr = str(excinfo.value)
     return report
 
@@ -259,7 +266,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
 
 def _refuse(item: pytest.Item, refusal: str) -> None:
     item.user_properties.append((STRICT_REFUSED, refusal))
-    raise SkillEvalGroupError(refusal)
+    raise GroupNotGraded(refusal)
 
 
 def precheck_items(items: list[pytest.Item], skill_session: SkillEvalSession) -> list[tuple[pytest.Item, str]]:
@@ -423,10 +430,10 @@ class SkillEvalItem(pytest.Item):
             message = f"evidence could not be persisted: {exc}"
             self.user_properties += [(STATUS_PROPERTY, "evidence-error"), (PERSISTENCE_FAILED, message)]
             self.session.shouldstop = f"skill-eval: {message}"
-            raise SkillEvalGroupError(f"group {self.group.id}: {message}; no queued group starts") from None
+            raise GroupNotGraded(f"group {self.group.id}: {message}; no queued group starts") from None
         self.user_properties.extend(self.verdict.properties())
         if self.verdict.error:
-            raise SkillEvalGroupError(self.verdict.error_text())
+            raise GroupNotGraded(self.verdict.error_text())
 
     def _check(self, session: SkillEvalSession) -> None:
         """--skill-eval-check: what would become a grade-error or an invalid run, before any run."""
@@ -440,14 +447,14 @@ class SkillEvalItem(pytest.Item):
     def runtest(self) -> None:
         if self.config.getoption("skill_eval_check"):
             if self.check_problems:
-                raise SkillEvalFailure(self.check_problems)
+                raise GroupFailed(self.check_problems)
             return
         assert self.verdict is not None
         if self.verdict.failing:
-            raise SkillEvalFailure(self.verdict.failure_text())
+            raise GroupFailed(self.verdict.failure_text())
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        if isinstance(excinfo.value, (SkillEvalFailure, SkillEvalGroupError, SkillEvalError)):
+        if isinstance(excinfo.value, SkillEvalError):
             return str(excinfo.value)
         return super().repr_failure(excinfo)
 
@@ -494,11 +501,3 @@ class BrokenGroupItem(pytest.Item):
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.lineno, f"invalid group definition {self.name}"
-
-
-class SkillEvalFailure(Exception):
-    """Selected expectations failed under the fail-on policy."""
-
-
-class SkillEvalGroupError(Exception):
-    """A variant was invalid, infrastructure failed or was cancelled, or grading errored."""

@@ -32,7 +32,6 @@ DEFAULT_FAIL_ON: FailOn = "candidate"
 Outcome = Literal["passed", "failed", "error"]
 EntryOutcome = Literal["passed", "failed", "skipped", "error"]
 
-PROPERTY_PREFIX = "skill_eval."
 STATUS_PROPERTY = "skill_eval.status"
 #: Marks the reports of separate entries (see :meth:`Verdict.entries`).
 ENTRY_PROPERTY = "skill_eval.entry"

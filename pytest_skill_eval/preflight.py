@@ -119,7 +119,7 @@ def _pointer_of(problem: str, fallback: str) -> str:
 def model_findings(group: Group, ctx: PreflightContext) -> list[Finding]:
     from .credentials import credential_for, credentialed_providers
     from .models import SCRIPTED, ModelRouter
-    from .scripted.script import load_script
+    from .scripted.format import load_script
 
     inherit = group.runtime.environment.inherit
     if group.model is None:

@@ -22,8 +22,8 @@ from typing import Any, Callable, Mapping, Sequence
 
 from . import evidence, readback
 from .definitions import VARIANTS, Group, check_group_document, load_group
-from .errors import DefinitionError, EvidenceError
 from .engine import grade_persisted
+from .errors import DefinitionError, EvidenceError
 from .views import group_dirs, resolve_result
 
 __all__ = [

@@ -11,10 +11,11 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from ..definitions import VARIANTS, Expectation, Group
+from ..errors import GradeProblem
 from ..observation import RunObservation
 from .comparisons import compare_expectations
 from .jsonvalue import as_text
-from .kinds import GradeProblem, describe_expected, judge
+from .kinds import describe_expected, judge
 from .results import ExpectationResult, GradeError, GroupGrade
 from .shapes import parse_check
 

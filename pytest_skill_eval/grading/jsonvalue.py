@@ -7,13 +7,14 @@ import re
 import unicodedata
 from typing import Any
 
+from ..errors import MalformedJSON
+from ..jsonpointer import parse as parse_pointer
+
+__all__ = ["MalformedJSON", "parse_document", "parse_pointer", "show"]
+
 # RFC 6901 array index: "0" or a number without leading zeros.
 _ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*")
 _MISSING = object()
-
-
-class MalformedJSON(ValueError):
-    """A workspace file's bytes are not one strict JSON text."""
 
 
 def _reject_constant(name: str) -> Any:
@@ -39,24 +40,6 @@ def parse_document(data: bytes) -> Any:
         raise MalformedJSON(f"invalid JSON: {exc}") from None
     except RecursionError:
         raise MalformedJSON("nested too deeply to parse") from None
-
-
-def parse_pointer(pointer: str) -> tuple[str, ...] | None:
-    """Split an RFC 6901 pointer into unescaped reference tokens; None when it is invalid.
-
-    ``""`` is the whole document (no tokens); ``"/"`` is the key ``""``.
-    """
-    if pointer == "":
-        return ()
-    if not pointer.startswith("/"):
-        return None
-    tokens = []
-    for raw in pointer[1:].split("/"):
-        if re.search(r"~(?![01])", raw):
-            return None
-        # ~1 first, then ~0, so "~01" means "~1" and not "/" (RFC 6901 section 4).
-        tokens.append(raw.replace("~1", "/").replace("~0", "~"))
-    return tuple(tokens)
 
 
 def resolve_pointer(document: Any, tokens: tuple[str, ...]) -> tuple[bool, Any]:

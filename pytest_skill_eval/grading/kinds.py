@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any, Callable, Mapping
 
 from ..definitions import Group
+from ..errors import GradeProblem
 from ..observation import ContextRequest, RunObservation, ToolCall, Turn
 from ..redaction import MARKER
 from .jsonvalue import (
@@ -32,10 +33,6 @@ from .jsonvalue import (
 from .shapes import Check
 
 _LIST_LIMIT = 20
-
-
-class GradeProblem(Exception):
-    """The evidence cannot answer an expectation; the message says what is missing."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,6 +16,7 @@ from typing import Any, Callable
 
 from ..definitions import Expectation, Group, Variant, json_int
 from ..errors import did_you_mean
+from ..jsonpointer import escape as _escape
 from .jsonvalue import parse_pointer, show
 
 KINDS: tuple[str, ...] = (
@@ -95,10 +96,6 @@ def _is_relative_path(value: Any) -> bool:
 
 def _one_of(values: tuple[str, ...]) -> str:
     return "one of " + ", ".join(f'"{v}"' for v in values)
-
-
-def _escape(field: str) -> str:
-    return field.replace("~", "~0").replace("/", "~1")
 
 
 class _Parsing:

@@ -6,18 +6,9 @@ to end with no network and no keys. It is a testing aid, never a real model.
 
 from __future__ import annotations
 
-from .script import (
-    FAULTS,
-    SCHEMA,
-    STAND_IN_TAG,
-    Conversation,
-    Reply,
-    Script,
-    load_script,
-    parse_script,
-    plan_reply,
-    read_conversation,
-)
+from .conversation import Conversation, read_conversation
+from .format import FAULTS, SCHEMA, Script, load_script, parse_script
+from .replies import STAND_IN_TAG, Reply, plan_reply
 from .server import API_KEY, PROVIDER, RequestRecord, ScriptedModelServer
 
 __all__ = [

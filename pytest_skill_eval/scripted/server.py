@@ -3,7 +3,7 @@
 :class:`ScriptedModelServer` speaks just enough of the OpenAI chat-completions API
 (``POST /v1/chat/completions`` with ``stream: true``, answered as server-sent events) for
 pi's ``openai-completions`` provider. Each model id maps to one script; replies come from
-:func:`~pytest_skill_eval.scripted.script.plan_reply`. It is a stand-in, not a model, and
+:func:`~pytest_skill_eval.scripted.replies.plan_reply`. It is a stand-in, not a model, and
 says so in its provider entry, its response headers and every text it makes up itself.
 
 Streams use chunked transfer encoding on keep-alive connections, so a scripted
@@ -26,7 +26,8 @@ from types import TracebackType
 from typing import Any
 
 from ..errors import ScriptError
-from .script import STAND_IN_TAG, Reply, Script, load_script, plan_reply
+from .format import Script, load_script
+from .replies import STAND_IN_TAG, Reply, plan_reply
 
 __all__ = [
     "API_KEY",

@@ -57,7 +57,6 @@ def test_spec_common_shape_loads(root: Path) -> None:
         raw={},
     )
     assert group.model is not None and (group.model.provider, group.model.model_id) == ("openai-codex", "gpt-5.6-sol")
-    assert group.runtime_declared is False
 
 
 def test_spec_description_example_loads(root: Path) -> None:
@@ -107,7 +106,6 @@ def test_spec_runtime_profile_loads(root: Path) -> None:
         extensions=(ExtensionBundle("extensions/probe.mjs", ("extensions",)),),
         environment=RuntimeEnvironment(literal=(("PROBE_MODE", "injection-test"),), inherit=()),
     )
-    assert group.runtime_declared is True
     assert "probe" in group.tools
     # The spec's Variant Environment example, used as this group's baseline.
     assert group.baseline == Variant("baseline", Source("git", "v1.2.3"), ("skills/target", "skills/support"), 0, ("context/base-guidance.md",))

@@ -210,7 +210,8 @@ def test_collect_only_shows_variants_and_starts_nothing(project: Path, pytester:
     assert not marker.exists(), "collecting started the pi host"
     assert _listening_ports() == before, "collecting started a model server"
     assert not (project / ".skill-eval").exists(), "collecting wrote evidence"
-    assert not any(p.name == "pi" for p in psutil.Process().children(recursive=True))
+    host_processes = [p for p in psutil.Process().children(recursive=True) if str(cli) in " ".join(p.cmdline())]
+    assert host_processes == [], "collecting left a host process running"
 
 
 def test_collection_ignores_json_outside_declared_paths(project: Path, pytester: pytest.Pytester) -> None:

@@ -10,27 +10,22 @@ from typing import Any
 import pytest
 
 from pytest_skill_eval.errors import ScriptError
-from pytest_skill_eval.scripted.script import (
+from pytest_skill_eval.scripted.conversation import DeliveredSkill, ListedSkill, read_conversation
+from pytest_skill_eval.scripted.format import (
     AllOf,
     AnyOf,
     Condition,
     ConversationContains,
-    DeliveredSkill,
     LastToolResultContains,
-    ListedSkill,
     Not,
-    PlannedToolCall,
     SkillDescriptionContains,
     SkillListed,
     SystemPromptContains,
-    Usage,
     UserMessageContains,
-    holds,
     load_script,
     parse_script,
-    plan_reply,
-    read_conversation,
 )
+from pytest_skill_eval.scripted.replies import PlannedToolCall, Usage, holds, plan_reply
 
 # A system prompt shaped exactly like pi 1.6's (abridged preamble), with XML-escaped values.
 SYSTEM_PROMPT = """You are a coding assistant running inside pi, a coding agent harness.
@@ -355,41 +350,48 @@ def test_unresolved_placeholder_becomes_an_explaining_text_stop(step: dict[str, 
 VALID_STEP = {"text": "x"}
 
 
+CONDITION_KEYS = (
+    '"system_prompt_contains", "skill_description_contains", "skill_listed", "user_message_contains", '
+    '"conversation_contains", "last_tool_result_contains", "all", "any", "not"'
+)
+
+
 @pytest.mark.parametrize(
     ("data", "expected"),
     [
-        ([], "s.json: /: expected an object, found an empty array"),
+        ([], "s.json: /: expected a script object, found an empty array"),
         (
             {"turns": [{"steps": [VALID_STEP]}]},
-            's.json: /: expected a "schema" key, found an object with keys "turns"',
+            's.json: /schema: expected "skill-eval-script/1", found no "schema" field',
         ),
         (
             {"schema": "skill-eval-script/2", "turns": [{"steps": [VALID_STEP]}]},
-            's.json: /schema: expected "skill-eval-script/1", found the string "skill-eval-script/2"',
+            's.json: /schema: expected "skill-eval-script/1", found "skill-eval-script/2"',
         ),
         (
             {"schema": "skill-eval-script/1", "turns": [], "extra": 1},
-            's.json: /extra: expected only the keys "schema", "turns", "description", found unknown key "extra"\n'
+            's.json: /extra: expected one of the fields "schema", "description", "turns", found unknown field "extra"\n'
             "s.json: /turns: expected a non-empty array of turns, found an empty array",
         ),
         (
             {"schema": "skill-eval-script/1", "description": 3, "turns": [{"steps": [VALID_STEP]}]},
-            "s.json: /description: expected a string, found the number 3",
+            "s.json: /description: expected a string, found 3",
         ),
         (
             {"schema": "skill-eval-script/1", "turns": [{}]},
-            's.json: /turns/0: expected a "rules" key, a "steps" key or both, found an empty object',
+            's.json: /turns/0: expected a turn object with "rules", "steps" or both, found an empty object',
         ),
         (
             {"schema": "skill-eval-script/1", "turns": [{"steps": [{}], "comment": None}]},
             "s.json: /turns/0/comment: expected a string, found null\n"
-            's.json: /turns/0/steps/0: expected a "text" key, a "tool_calls" key or a "fault" key, found an empty object',
+            's.json: /turns/0/steps/0: expected a step object with "text", "tool_calls" or "fault", found an empty object',
         ),
         (
             {"schema": "skill-eval-script/1", "turns": [{"steps": [{"fault": "boom"}, {"fault": "stall", "text": "x"}]}]},
             's.json: /turns/0/steps/0/fault: expected one of "http-500", "stall", "malformed", "disconnect", '
-            '"no-finish-reason", found the string "boom"\n'
-            's.json: /turns/0/steps/1: expected "fault" alone, found "fault" together with "text"',
+            '"no-finish-reason", found "boom"\n'
+            's.json: /turns/0/steps/1: expected "fault" alone, without "text" or "tool_calls", '
+            'found an object with the fields "fault", "text"',
         ),
         (
             {"schema": "skill-eval-script/1", "turns": [{"steps": [{"text": True, "tool_calls": []}]}]},
@@ -400,11 +402,11 @@ VALID_STEP = {"text": "x"}
             {"schema": "skill-eval-script/1", "turns": [{"steps": [{"tool_calls": [
                 {"arguments": []}, {"name": "", "id": "x"}, "read",
             ]}]}]},
-            's.json: /turns/0/steps/0/tool_calls/0: expected a "name" key, found an object with keys "arguments"\n'
-            "s.json: /turns/0/steps/0/tool_calls/0/arguments: expected an object, found an empty array\n"
-            's.json: /turns/0/steps/0/tool_calls/1/id: expected only the keys "name", "arguments", found unknown key "id"\n'
-            "s.json: /turns/0/steps/0/tool_calls/1/name: expected a non-empty string, found the string \"\"\n"
-            's.json: /turns/0/steps/0/tool_calls/2: expected an object, found the string "read"',
+            "s.json: /turns/0/steps/0/tool_calls/0/arguments: expected an arguments object, found an empty array\n"
+            's.json: /turns/0/steps/0/tool_calls/0/name: expected a non-empty tool name string, found no "name" field\n'
+            's.json: /turns/0/steps/0/tool_calls/1/id: expected one of the fields "name", "arguments", found unknown field "id"\n'
+            's.json: /turns/0/steps/0/tool_calls/1/name: expected a non-empty tool name string, found ""\n'
+            's.json: /turns/0/steps/0/tool_calls/2: expected a tool call object, found "read"',
         ),
         (
             {"schema": "skill-eval-script/1", "turns": [{"steps": [
@@ -422,12 +424,12 @@ VALID_STEP = {"text": "x"}
         (
             {"schema": "skill-eval-script/1", "turns": [{"rules": []}, {"rules": [{"steps": []}, {"when": {}, "steps": [VALID_STEP], "x": 1}]}]},
             "s.json: /turns/0/rules: expected a non-empty array of rules, found an empty array\n"
-            's.json: /turns/1/rules/0: expected a "when" key, found an object with keys "steps"\n'
             "s.json: /turns/1/rules/0/steps: expected a non-empty array of steps, found an empty array\n"
-            's.json: /turns/1/rules/1/x: expected only the keys "when", "steps", "comment", found unknown key "x"\n'
-            's.json: /turns/1/rules/1/when: expected an object with exactly one of the keys "system_prompt_contains", '
-            '"skill_description_contains", "skill_listed", "user_message_contains", "conversation_contains", '
-            '"last_tool_result_contains", "all", "any", "not", found an empty object',
+            f's.json: /turns/1/rules/0/when: expected a condition object with exactly one of the fields {CONDITION_KEYS}, '
+            'found no "when" field\n'
+            f"s.json: /turns/1/rules/1/when: expected a condition object with exactly one of the fields {CONDITION_KEYS}, "
+            "found an empty object\n"
+            's.json: /turns/1/rules/1/x: expected one of the fields "comment", "when", "steps", found unknown field "x"',
         ),
     ],
     ids=[
@@ -441,24 +443,22 @@ def test_validation_errors(data: Any, expected: str) -> None:
     assert str(raised.value) == expected
 
 
-CONDITION_KEYS = (
-    '"system_prompt_contains", "skill_description_contains", "skill_listed", "user_message_contains", '
-    '"conversation_contains", "last_tool_result_contains", "all", "any", "not"'
-)
-
-
 @pytest.mark.parametrize(
     ("when", "expected"),
     [
-        ({"skill_listed": ""}, '/when/skill_listed: expected a non-empty string, found the string ""'),
-        ({"user_message_contains": 1}, "/when/user_message_contains: expected a non-empty string, found the number 1"),
+        ({"skill_listed": ""}, '/when/skill_listed: expected a non-empty string, found ""'),
+        ({"user_message_contains": 1}, "/when/user_message_contains: expected a non-empty string, found 1"),
         ({"all": []}, "/when/all: expected a non-empty array of conditions, found an empty array"),
-        ({"any": {"skill_listed": "x"}}, '/when/any: expected a non-empty array of conditions, found an object with keys "skill_listed"'),
-        ({"not": "x"}, f'/when/not: expected an object with exactly one of the keys {CONDITION_KEYS}, found the string "x"'),
-        ({"maybe": "x"}, f'/when: expected an object with exactly one of the keys {CONDITION_KEYS}, found unknown key "maybe"'),
+        ({"any": {"skill_listed": "x"}}, "/when/any: expected a non-empty array of conditions, found an object"),
+        ({"not": "x"}, f'/when/not: expected a condition object with exactly one of the fields {CONDITION_KEYS}, found "x"'),
+        (
+            {"maybe": "x"},
+            f'/when/maybe: expected one of the fields {CONDITION_KEYS}, found unknown field "maybe"',
+        ),
         (
             {"skill_listed": "a", "not": {"skill_listed": "b"}},
-            f'/when: expected an object with exactly one of the keys {CONDITION_KEYS}, found an object with keys "skill_listed", "not"',
+            f"/when: expected a condition object with exactly one of the fields {CONDITION_KEYS}, "
+            'found an object with the fields "skill_listed", "not"',
         ),
         (
             {"all": [{"any": [{"not": {"conversation_contains": None}}]}, {"system_prompt_contains": []}]},
