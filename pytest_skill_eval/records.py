@@ -76,16 +76,22 @@ class SourceRecord:
 
 @dataclass(frozen=True, slots=True)
 class ModelRecord:
-    provider: str
-    model: str
+    """The model of a run: what pi used (``provider``/``model``, the first it named), what the
+    definition declared (``None``: pi's own default), and every model pi's messages named."""
+
+    provider: str | None
+    model: str | None
     thinking: str | None
+    declared: str | None = None
+    used: tuple[Mapping[str, str], ...] = ()
 
     def to_json(self) -> dict[str, Any]:
-        return {"provider": self.provider, "model": self.model, "thinking": self.thinking}
+        return {"provider": self.provider, "model": self.model, "thinking": self.thinking,
+                "declared": self.declared, "used": [dict(u) for u in self.used]}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> ModelRecord:
-        return cls(d["provider"], d["model"], d["thinking"])
+        return cls(d["provider"], d["model"], d["thinking"], d.get("declared"), tuple(d.get("used", ())))
 
 
 @dataclass(frozen=True, slots=True)
@@ -234,6 +240,17 @@ class VariantState:
 
 
 @dataclass(frozen=True, slots=True)
+class RevisionState:
+    """The description-only revision rule as ``group.json`` records it."""
+
+    state: Literal["passed", "failed", "not-checkable"]
+    reason: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"state": self.state, "reason": self.reason}
+
+
+@dataclass(frozen=True, slots=True)
 class SuiteRef:
     id: str
     path: str
@@ -260,24 +277,33 @@ class GroupRecord:
     grade_state: Literal["graded", "grade-error"]
     variants: Mapping[VariantName, VariantState]
     review_questions: tuple[str, ...]
+    grade_file: str = "grade.json"
+    revision_check: RevisionState | None = None
+    publication_errors: tuple[str, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         return {
             "id": self.id, "position": self.position, "path": self.path,
             "suite": self.suite.to_json() if self.suite is not None else None,
             "type": self.type, "state": self.state, "grade_state": self.grade_state,
+            "grade_file": self.grade_file,
             "variants": {name: v.to_json() for name, v in self.variants.items()},
+            "revision_check": self.revision_check.to_json() if self.revision_check is not None else None,
             "review_questions": list(self.review_questions),
+            "publication_errors": list(self.publication_errors),
         }
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> GroupRecord:
-        suite = d["suite"]
+        suite, revision = d["suite"], d.get("revision_check")
         return cls(
             id=d["id"], position=d["position"], path=d["path"],
             suite=SuiteRef(suite["id"], suite["path"]) if suite is not None else None,
             type=d["type"], state=d["state"], grade_state=d["grade_state"],
             variants=_variants(d["variants"]), review_questions=tuple(d["review_questions"]),
+            grade_file=d.get("grade_file", "grade.json"),
+            revision_check=RevisionState(revision["state"], revision["reason"]) if revision is not None else None,
+            publication_errors=tuple(d.get("publication_errors", ())),
         )
 
 
@@ -311,25 +337,27 @@ class InvalidGroupRecord:
 
 @dataclass(frozen=True, slots=True)
 class ResultGroup:
-    """One group's line in ``result.json``."""
+    """One selected group's line in ``result.json``; ``not-run`` (with ``reason``, and no
+    ``dir``) for a group pytest stopped before it started."""
 
-    dir: str
+    dir: str | None
     id: str | None
     position: int
-    state: GroupState
+    state: GroupState | Literal["not-run"]
+    reason: str | None
     grade_state: Literal["graded", "grade-error"] | None
-    variants: Mapping[VariantName, RunState]
+    variants: Mapping[VariantName, RunState | Literal["not-run"]]
     comparisons: Mapping[str, str]
 
     def to_json(self) -> dict[str, Any]:
         return {"dir": self.dir, "id": self.id, "position": self.position, "state": self.state,
-                "grade_state": self.grade_state, "variants": dict(self.variants),
+                "reason": self.reason, "grade_state": self.grade_state, "variants": dict(self.variants),
                 "comparisons": dict(self.comparisons)}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> ResultGroup:
-        return cls(d["dir"], d["id"], d["position"], d["state"], d["grade_state"], dict(d["variants"]),
-                   dict(d["comparisons"]))
+        return cls(d["dir"], d["id"], d["position"], d["state"], d.get("reason"), d["grade_state"],
+                   dict(d["variants"]), dict(d["comparisons"]))
 
 
 @dataclass(frozen=True, slots=True)

@@ -218,7 +218,6 @@ def _mirror(doc: dict[str, Any], path: Path, root: Path) -> Group | Suite:
                                            tuple(environment.get("inherit", []))),
         ),
         raw=doc,
-        runtime_declared="runtime" in doc,
     )
 
 

@@ -207,7 +207,8 @@ def test_equals_shows_forty_characters_of_the_difference() -> None:
     result = grade_one({"kind": "file-text", "expect": "equals", "path": "n", "value": "xz"},
                        observation(final={"n": found.encode()}))
     assert result.status == "fail"
-    assert result.observed.endswith('found "' + "y" * 40 + '"')
+    # forty characters of what was found, and an ellipsis because more follows
+    assert result.observed.endswith('found "' + "y" * 40 + '"…')
 
 
 def test_the_target_sentence_names_each_variants_own_target() -> None:

@@ -224,7 +224,7 @@ def test_comparison_ids_up_to_64_characters(length: int, ok: bool) -> None:
 def test_an_unknown_kind_gets_no_kind_specific_turn_rule() -> None:
     raw = {"id": "e", "variant": "candidate", "kind": "file-exists", "expect": "x", "turn": 1}
     assert check_expectation(group([raw], type="description"), expectation(raw)) == [
-        f'/expectations/0/kind: expected one of {KIND_LIST}, found "file-exists"']
+        f'/expectations/0/kind: expected one of {KIND_LIST}, found "file-exists" (did you mean "file-text"?)']
 
 
 def test_a_bad_variant_with_a_skill_resource_is_reported_not_raised() -> None:
