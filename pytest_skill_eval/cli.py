@@ -138,10 +138,10 @@ class _RunWatcher:
         self.cancelled = False
 
     def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
-        import pytest
+        from .session import is_cancellation
 
-        # pytest stops after collection errors by raising its own KeyboardInterrupt subclass
-        self.cancelled = not isinstance(excinfo.value, pytest.Session.Interrupted)
+        # collection errors and xdist's -x/--maxfail stop arrive as KeyboardInterrupt too
+        self.cancelled = is_cancellation(excinfo.value)
 
 
 #: ``skill-eval run`` exit codes (docs/usage.md lists them).

@@ -353,7 +353,7 @@ class SkillEvalSession:
         exc = excinfo.value
         if isinstance(exc, pytest.Session.Interrupted):
             return  # session.shouldstop: collection errors, or evidence that could not be persisted
-        if type(exc).__module__.startswith("xdist.") and "keyboard-interrupt" not in str(exc):
+        if not is_cancellation(exc):
             self.stopped = str(exc)  # xdist's --maxfail/-x: "stopping after 1 failures"
             return
         self.cancelled = True
@@ -676,6 +676,18 @@ def entry_reports(nodeid: str, location: tuple[str, int | None, str], entry: Ent
 # ----------------------------------------------------------------------------- batch summary
 
 
+def is_cancellation(exc: BaseException) -> bool:
+    """Whether a KeyboardInterrupt pytest reports is the user's Ctrl-C.
+
+    pytest stops after collection errors with its own ``Session.Interrupted``, and
+    pytest-xdist reports its ``-x``/``--maxfail`` stop as a KeyboardInterrupt of its own
+    whose message is not its ``keyboard-interrupt``; neither is a cancellation.
+    """
+    if isinstance(exc, pytest.Session.Interrupted):
+        return False
+    return not (type(exc).__module__.startswith("xdist.") and "keyboard-interrupt" not in str(exc))
+
+
 def write_batch_summary(result_dir: Path, result_id: str, *, interrupted: bool, stopped: str | None = None) -> dict[str, Any]:
     """Write ``result.json`` (last): one entry per selected group, whether or not it ran.
 
@@ -763,5 +775,6 @@ __all__ = [
     "JUnitEntries",
     "LiveProgress",
     "SkillEvalSession",
+    "is_cancellation",
     "write_batch_summary",
 ]

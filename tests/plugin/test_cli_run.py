@@ -69,6 +69,14 @@ class TestRealRuns:
         grade_error = skill_eval(project, "run", "groups/grade-error.json")
         assert grade_error.returncode == 1, grade_error.stdout + grade_error.stderr
 
+    @pytest.mark.parametrize("workers", [[], ["-n", "2"]], ids=["serial", "xdist"])
+    def test_stopping_early_is_not_a_cancellation(self, project: Path, workers: list[str]) -> None:
+        # errors.json: the first group is invalid (an item error), so -x stops before the others
+        done = skill_eval(project, "run", "errors.json", "--", "-x", *workers)
+        assert done.returncode == 1, done.stdout + done.stderr
+        summary = read_json(only_result(project) / "result.json")
+        assert summary["state"] == "partially-complete", summary
+
     def test_broken_definition_exits_one(self, project: Path) -> None:
         broken = dict(GROUPS["improves"])
         del broken["tools"]
