@@ -428,8 +428,10 @@ class SkillEvalItem(pytest.Item):
         except (EvidenceError, OSError) as exc:
             # evidence that cannot be preserved stops queued work (spec: persistence and states)
             message = f"evidence could not be persisted: {exc}"
-            self.user_properties += [(STATUS_PROPERTY, "evidence-error"), (PERSISTENCE_FAILED, message)]
-            self.session.shouldstop = f"skill-eval: {message}"
+            # the full reason is told once, in this item's error; the stop and the summary point at it
+            pointer = f"evidence could not be persisted (group {self.group.id}, see its error)"
+            self.user_properties += [(STATUS_PROPERTY, "evidence-error"), (PERSISTENCE_FAILED, pointer)]
+            self.session.shouldstop = f"skill-eval: {pointer}"
             raise GroupNotGraded(f"group {self.group.id}: {message}; no queued group starts") from None
         self.user_properties.extend(self.verdict.properties())
         if self.verdict.error:

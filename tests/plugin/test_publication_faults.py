@@ -172,7 +172,8 @@ def test_a_full_disk_is_reported_once_with_the_directory_and_free_space(project:
     assert "Traceback" not in out
     lines = [line for line in out.splitlines() if "No space left on device" in line or "no space left" in line]
     assert lines, out
-    # named where it is reported (the error, the stop reason, the unpublished summary), not per file
-    assert len(re.findall(r"file-\d{3}\.json", out)) <= 3, out
+    # named once in the item's error (and pytest's short summary of it), not per file; the
+    # stop reason and the unpublished-summary line point at the error instead of repeating it
+    assert len(re.findall(r"file-\d{3}\.json", out)) <= 2, out
     assert len(out) < 6000, out
     assert any("free" in line and str(small_disk) in line for line in lines), out
