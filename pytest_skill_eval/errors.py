@@ -43,12 +43,15 @@ def json_text(value: Any) -> str:
     return rendered
 
 
-def did_you_mean(found: Any, known: Sequence[str]) -> str:
-    """`` (did you mean "x"?)`` when *found* is a string close to one of *known*, else ``""``."""
+def did_you_mean(found: Any, known: Sequence[str], *, cutoff: float = 0.75) -> str:
+    """`` (did you mean "x"?)`` when *found* is a string close to one of *known*, else ``""``.
+
+    The default cutoff is high for values ("present" is not a typo of "absent", "exist" is
+    one of "exists"); field names, which are longer and fewer, use a looser one.
+    """
     if not isinstance(found, str) or found in known:
         return ""
-    # a high cutoff: "present" is not a typo of "absent", "exist" is one of "exists"
-    close = difflib.get_close_matches(found, list(known), n=1, cutoff=0.75)
+    close = difflib.get_close_matches(found, list(known), n=1, cutoff=cutoff)
     return f" (did you mean {json_text(close[0])}?)" if close else ""
 
 

@@ -8,9 +8,9 @@ evidence the run already paid for.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from typing import Any, Mapping, cast
 
-from ..definitions import VARIANTS, Expectation, Group
+from ..definitions import VARIANTS, Expectation, Group, VariantName
 from ..errors import GradeProblem
 from ..observation import RunObservation
 from .comparisons import compare_expectations
@@ -33,7 +33,7 @@ def _result(expectation: Expectation, status: str, expected: str, observed: str,
 
 
 def grade_expectation(
-    group: Group, expectation: Expectation, observations: Mapping[str, RunObservation]
+    group: Group, expectation: Expectation, observations: Mapping[VariantName, RunObservation]
 ) -> ExpectationResult:
     """Grade one expectation of *group*; never raises.
 
@@ -47,7 +47,7 @@ def grade_expectation(
             return _result(expectation, "grade-error", expected, "not judged: the expectation is malformed",
                            error="; ".join(problems))
         expected = describe_expected(check, group)
-        observation = observations.get(check.variant)
+        observation = observations.get(cast(VariantName, check.variant))  # validated by parse_check
         if observation is None:
             return _result(expectation, "not-graded", expected, f"no {check.variant} run was observed (not-observed)")
         if observation.state != "complete":
@@ -67,7 +67,7 @@ def grade_expectation(
         )
 
 
-def grade_group(group: Group, observations: Mapping[str, RunObservation]) -> GroupGrade:
+def grade_group(group: Group, observations: Mapping[VariantName, RunObservation]) -> GroupGrade:
     """Grade every expectation and comparison of *group* against *observations*.
 
     *observations* maps ``"baseline"``/``"candidate"`` to that variant's run; a missing
@@ -85,7 +85,7 @@ def grade_group(group: Group, observations: Mapping[str, RunObservation]) -> Gro
         )
 
 
-def _grade_group(group: Group, observations: Mapping[str, RunObservation]) -> GroupGrade:
+def _grade_group(group: Group, observations: Mapping[VariantName, RunObservation]) -> GroupGrade:
     errors: list[GradeError] = []
     run_states: dict[str, str] = {}
     for name in VARIANTS:

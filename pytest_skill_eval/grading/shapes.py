@@ -143,7 +143,7 @@ def parse_check(group: Group, expectation: Expectation) -> tuple[Check | None, l
         p.add_one_of("expect", EXPECTS[kind], p.get("expect"))
     variant_name = expectation.variant
     if isinstance(variant_name, str) and variant_name in ("baseline", "candidate"):
-        p.variant = group.variant(variant_name)  # type: ignore[arg-type]
+        p.variant = group.variant(variant_name)
     else:
         p.add_one_of("variant", ("baseline", "candidate"), p.get("variant"))
     comparison = expectation.comparison

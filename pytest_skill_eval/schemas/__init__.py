@@ -19,7 +19,6 @@ jsonschema is imported on first validation, so a plain pytest run never pays for
 
 from __future__ import annotations
 
-import difflib
 import functools
 import json
 from collections.abc import Iterable, Sequence
@@ -32,7 +31,7 @@ from ..errors import Problem, did_you_mean, json_text
 if TYPE_CHECKING:
     import jsonschema
 
-__all__ = ["describe", "join_quoted", "problems", "quote", "schema", "suggest"]
+__all__ = ["describe", "join_quoted", "problems", "quote", "schema"]
 
 SHOWN_CHARACTERS = 80
 """Longest string a message shows whole."""
@@ -98,12 +97,6 @@ def describe(value: Any) -> str:
     return json_text(value)
 
 
-def suggest(key: str, known: Sequence[str]) -> str:
-    """`` (did you mean "…"?)`` for the closest of *known*, or nothing."""
-    close = difflib.get_close_matches(key, known, n=1)
-    return f" (did you mean {quote(close[0])}?)" if close else ""
-
-
 def one_of(values: Sequence[Any]) -> str:
     if len(values) == 1:
         return json_text(values[0])
@@ -141,7 +134,7 @@ def _translate(error: jsonschema.ValidationError, root: dict[str, Any]) -> Itera
         fields = f"only the field {quote(known[0])}" if len(known) == 1 else f"one of the fields {join_quoted(known)}"
         return [
             Problem(jsonpointer.child(pointer, key),
-                    f"expected {fields}, found unknown field {quote(key)}{suggest(key, known)}")
+                    f"expected {fields}, found unknown field {quote(key)}{did_you_mean(key, known, cutoff=0.6)}")
             for key in instance
             if key not in known
         ]

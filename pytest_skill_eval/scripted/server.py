@@ -189,7 +189,7 @@ class ScriptedModelServer:
         if self._httpd is None:
             raise RuntimeError("the scripted model server is not started")
         host, port = self._httpd.server_address[:2]
-        return f"http://{host}:{port}/v1"
+        return f"http://{host!s}:{port}/v1"
 
     # -------------------------------------------------------------- registration
 
