@@ -430,7 +430,7 @@ def load_suite_groups(suite: Suite, root: Path) -> tuple[Suite, tuple[Group, ...
     """
     groups = tuple(load_group(ref.path, root) for ref in suite.groups)
     check_suite_group_ids(suite, groups)
-    refs = tuple(dataclasses.replace(ref, group_id=group.id) for ref, group in zip(suite.groups, groups))
+    refs = tuple(dataclasses.replace(ref, group_id=group.id) for ref, group in zip(suite.groups, groups, strict=True))
     return dataclasses.replace(suite, groups=refs), groups
 
 
@@ -438,7 +438,7 @@ def check_suite_group_ids(suite: Suite, groups: Sequence[Group]) -> None:
     """Raise DefinitionError (for the suite file) when two of its groups share an id."""
     first: dict[str, GroupRef] = {}
     problems: list[Problem] = []
-    for ref, group in zip(suite.groups, groups):
+    for ref, group in zip(suite.groups, groups, strict=True):
         earlier = first.setdefault(group.id, ref)
         if earlier is not ref:
             problems.append(

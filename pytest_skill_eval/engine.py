@@ -10,9 +10,10 @@ from __future__ import annotations
 import os
 import shutil
 import time
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterable, Mapping, Protocol
+from typing import Any, Protocol
 
 from . import evidence
 from .credentials import explain_host_failure
@@ -548,7 +549,7 @@ def _persist_run(plan: LaunchPlan, run: HostRun, record: dict[str, Any], before:
     count("stderr.txt", n)
     evidence.write_atomic(run_dir / "stderr.txt", stderr, sync_dir=False)
     transcript = []
-    for span, turn, times in zip(run.spans, turns, run.turn_times + [(None, None)] * len(turns)):
+    for span, turn, times in zip(run.spans, turns, run.turn_times + [(None, None)] * len(turns), strict=False):
         transcript.append({**turn_to_json(turn), "usage": usage_totals(run.records, span.start, span.end),
                            "started_at": times[0], "ended_at": times[1], "events": [span.start, span.end]})
     clean_transcript, n = redactor.json({"turns": transcript})

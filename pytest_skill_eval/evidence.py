@@ -40,9 +40,10 @@ import secrets
 import shutil
 import stat
 import tempfile
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from . import records
 from .errors import EvidenceError

@@ -12,8 +12,9 @@ scripted stand-in is used only when a group names ``scripted/<name>``.
 from __future__ import annotations
 
 import threading
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from .definitions import Group
 from .errors import ScriptError

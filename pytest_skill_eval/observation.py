@@ -7,8 +7,9 @@ result can be re-graded without running the agent again.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, Mapping
+from typing import Any, Literal
 
 RunState = Literal["complete", "invalid", "infrastructure-failed", "cancelled", "not-selected"]
 RUN_STATES: tuple[RunState, ...] = ("complete", "invalid", "infrastructure-failed", "cancelled", "not-selected")

@@ -206,7 +206,7 @@ class Verdict:
             where = ", ".join(f"{variant} turn {turn}" for variant, turn, _reply in self.notes)
             cause = f"the scripted stand-in ran out of script steps ({where})"
             return one_line(f"failed {', '.join(names)}: {cause}" if names else f"group {self.group_id}: {cause}")
-        parts = [f"{name}: {e.observed}" for name, e in zip(names, failed)]
+        parts = [f"{name}: {e.observed}" for name, e in zip(names, failed, strict=False)]
         if not parts:
             parts = [f"comparison {c.id}: {c.transition}" for c in self.failing if isinstance(c, ComparisonOutcome)]
         return one_line("failed " + "; ".join(parts) if parts else f"group {self.group_id}: {self.words()}")

@@ -231,7 +231,7 @@ def redact_events(redactor: Redactor, records: list[tuple[dict[str, Any] | None,
         pieces = [str(records[i][0]["assistantMessageEvent"].get("delta") or "") for i in members]  # type: ignore[index]
         clean, n = redactor.deltas(pieces)
         total += n
-        for i, piece, new in zip(members, pieces, clean):
+        for i, piece, new in zip(members, pieces, clean, strict=False):
             if piece != new:
                 replaced[i] = new
 

@@ -15,10 +15,11 @@ evidence with unchanged definitions reproduces ``grade.json`` byte for byte.
 from __future__ import annotations
 
 import os
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any
 
 from . import evidence, readback
 from .definitions import VARIANTS, Group, check_group_document, load_group
@@ -137,12 +138,12 @@ def _stamp(now: datetime, dirs: Sequence[Path]) -> str:
     return stamp
 
 
-def regrade_result(target: str, cwd: Path, *, now: Clock = lambda: datetime.now(timezone.utc)) -> str:
+def regrade_result(target: str, cwd: Path, *, now: Clock = lambda: datetime.now(UTC)) -> str:
     """Re-grade the stored result *target* and return the text summary (see :func:`regrade`)."""
     return regrade(target, cwd, now=now)[0]
 
 
-def regrade(target: str, cwd: Path, *, now: Clock = lambda: datetime.now(timezone.utc)) -> tuple[str, bool]:
+def regrade(target: str, cwd: Path, *, now: Clock = lambda: datetime.now(UTC)) -> tuple[str, bool]:
     """Re-grade the stored result *target* (result id or directory) and summarise.
 
     Returns the summary and whether any new grade is a ``grade-error`` or some evidence

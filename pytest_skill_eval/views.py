@@ -23,9 +23,10 @@ from __future__ import annotations
 import json
 import re
 import unicodedata
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any, Iterable, Mapping, Sequence, TypedDict
+from typing import Any, TypedDict
 
 from . import evidence, readback
 from .definitions import SelectionError, select_variants

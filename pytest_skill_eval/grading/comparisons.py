@@ -7,7 +7,8 @@ same kind and predicate is a comparison-scoped grade error.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from ..definitions import Expectation
 from .jsonvalue import as_text, json_equal, show

@@ -8,7 +8,8 @@ evidence the run already paid for.
 
 from __future__ import annotations
 
-from typing import Any, Mapping, cast
+from collections.abc import Mapping
+from typing import Any, cast
 
 from ..definitions import VARIANTS, Expectation, Group, VariantName
 from ..errors import GradeProblem

@@ -15,8 +15,9 @@ from __future__ import annotations
 
 import json
 import posixpath
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 from ..definitions import Group
 from ..errors import GradeProblem
@@ -175,7 +176,7 @@ def _judge_text(expect: str, text: str, value: str, subject: str) -> tuple[bool,
         if text == value:
             return True, f"{subject} is exactly the expected text"
         common = 0
-        for a, b in zip(text, value):
+        for a, b in zip(text, value, strict=False):
             if a != b:
                 break
             common += 1

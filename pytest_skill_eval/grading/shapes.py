@@ -11,8 +11,9 @@ Every problem reads ``<pointer>/<field>: expected …, found …``.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from ..definitions import Expectation, Group, Variant, json_int
 from ..errors import did_you_mean

@@ -14,9 +14,10 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Literal
+from typing import Any, Literal
 
 from .launch import LaunchPlan
 from .process import kill_process_tree
@@ -153,9 +154,9 @@ class _Session:
             except queue.Empty:
                 now = time.monotonic()
                 if now - self.stream.last_progress > self.safeguards.stall_seconds:
-                    raise _Fault(f"no progress from the host for {self.safeguards.stall_seconds:g} s (stalled subject)")
+                    raise _Fault(f"no progress from the host for {self.safeguards.stall_seconds:g} s (stalled subject)") from None
                 if now > self._deadline:
-                    raise _Fault(f"emergency ceiling of {self.safeguards.ceiling_seconds:g} s reached")
+                    raise _Fault(f"emergency ceiling of {self.safeguards.ceiling_seconds:g} s reached") from None
                 continue
             if rec is None:
                 self._eof = True
@@ -289,7 +290,7 @@ def run_rpc(
             if veto:
                 run.outcome, run.failure = "complete", veto
                 return run
-        for index, (prompt, message) in enumerate(zip(plan.prompts, sent), start=1):
+        for index, (prompt, message) in enumerate(zip(plan.prompts, sent, strict=False), start=1):
             start = len(run.records)
             # what is sent is known only now: delivery rewrites the first message
             session.sent[index - 1], session.turn_start = message, start
