@@ -13,9 +13,9 @@ import time
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
-from . import evidence
+from . import evidence, records
 from .credentials import explain_host_failure
 from .definitions import VARIANTS, Group, Suite, Variant, VariantName
 from .errors import (
@@ -107,7 +107,8 @@ def run_group(group: Group, position: int, cfg: EngineConfig, *, suite: Suite | 
     """Run the selected variants of *group*, persist everything, grade, persist the grade."""
     group_dir = cfg.result_dir / "groups" / evidence.group_dir_name(position, group.id)
     redactor = group_redactor(group, cfg)
-    evidence.write_json(group_dir / "definition.json", redactor.json({"path": str(group.path), "definition": group.raw})[0])
+    definition = records.DefinitionRecord(str(group.path), group.raw)
+    evidence.write_json(group_dir / "definition.json", redactor.json(definition.to_json())[0])
     scratch = new_run_dir()
     outcomes: dict[str, VariantOutcome] = {}
     try:
@@ -189,21 +190,23 @@ def _publish_group(group: Group, position: int, group_dir: Path, outcomes: dict[
     state = group_state([o.state for o in outcomes.values()], fixture_failed=shared_error is not None)
 
     def record() -> dict[str, Any]:
-        value: dict[str, Any] = redactor.json({
-            "id": group.id,
-            "position": position,
-            "path": str(group.path),
-            "suite": suite,
-            "type": group.type,
-            "state": state,
-            "grade_state": grade_json["state"],
-            "grade_file": grade_name,
-            "variants": {n: {"state": o.state, "reason": o.reason} for n, o in outcomes.items()},
-            "revision_check": revision.to_json() if revision is not None else None,
-            "review_questions": list(group.review_questions),
-            "publication_errors": list(problems),
-        })[0]
-        return value
+        value = records.GroupRecord(
+            id=group.id,
+            position=position,
+            path=str(group.path),
+            suite=records.SuiteRef(suite["id"], suite["path"]) if suite is not None else None,
+            type=group.type,
+            state=cast(records.GroupState, state),
+            grade_state=grade_json["state"],
+            variants={cast(VariantName, n): records.VariantState(cast(records.RunState, o.state), o.reason)
+                      for n, o in outcomes.items()},
+            review_questions=group.review_questions,
+            grade_file=grade_name,
+            revision_check=records.RevisionState(revision.state, revision.reason) if revision is not None else None,
+            publication_errors=tuple(problems),
+        )
+        clean: dict[str, Any] = redactor.json(value.to_json())[0]
+        return clean
 
     try:
         evidence.write_json(group_dir / evidence.GROUP_FILE, record())
@@ -254,18 +257,10 @@ def persist_invalid_definition(result_dir: Path, position: int, ref: str, error:
     """
     group_dir = result_dir / "groups" / invalid_definition_dir_name(position, ref)
     reason = f"invalid group definition: {error}"
-    evidence.write_json(
-        group_dir / "group.json",
-        {
-            "id": None,
-            "ref": ref,
-            "position": position,
-            "state": "invalid",
-            "grade_state": None,
-            "variants": {name: {"state": "invalid", "reason": reason} for name in VARIANTS},
-            "definition_errors": str(error).splitlines(),
-        },
-    )
+    invalid = records.VariantState("invalid", reason)
+    record = records.InvalidGroupRecord(ref=ref, position=position, variants={"baseline": invalid, "candidate": invalid},
+                                        definition_errors=tuple(str(error).splitlines()))
+    evidence.write_json(group_dir / "group.json", record.to_json())
     return group_dir
 
 
@@ -310,10 +305,8 @@ def _inherited(group: Group, env: Mapping[str, str]) -> dict[str, str]:
 
 
 def _persist_state(run_dir: Path, group: Group, name: VariantName, state: str, reason: str) -> VariantOutcome:
-    evidence.write_json(
-        run_dir / "run.json",
-        {"variant": name, "group": group.id, "state": state, "reason": reason, "paths": {}},
-    )
+    record = records.RunRecord(variant=name, group=group.id, state=cast(records.RunState, state), reason=reason)
+    evidence.write_json(run_dir / "run.json", record.to_json())
     return VariantOutcome(name, state, reason, run_dir)
 
 
