@@ -19,19 +19,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import EvidenceError
-
 __all__ = [
-    "CONTEXT_OBSERVATIONS",
     "DEFINITION",
     "GRADE",
     "GROUP",
     "RESULT",
     "RUN",
-    "RUN_FOR_GRADING",
     "TRANSCRIPT",
     "Shape",
-    "check_or_raise",
     "conform",
     "found",
     "read_checked",
@@ -161,14 +156,6 @@ def read_checked(path: Path, shape: Shape, shown: str | None = None) -> tuple[An
     return kept, [f"{label}: {p}" for p in problems]
 
 
-def check_or_raise(value: Any, shape: Shape, path: Path) -> Any:
-    """*value* when it fits *shape* entirely, else EvidenceError naming *path* and every misfit."""
-    kept, problems = conform(value, shape)
-    if problems:
-        raise EvidenceError(f"{path}: " + f"; {path}: ".join(problems))
-    return kept
-
-
 # --------------------------------------------------------------------------- the files
 
 _EXPECTATION = obj({"id": STR, "kind": STR, "variant": OPT_STR, "status": STR, "expected": STR, "observed": STR,
@@ -203,22 +190,11 @@ RUN = obj({
     "redactions": obj(values=NUM),
 }, "variant", "state")
 
-#: the parts of ``run.json`` grading reads (:func:`~pytest_skill_eval.evidence.load_observation`)
-RUN_FOR_GRADING = obj({
-    "variant": STR, "state": STR,
-    "paths": obj({"workspace": STR, "skills": STRINGS, "target_file": OPT_STR, "context": STRINGS}),
-    "redactions": obj(values=NUM),
-}, "variant", "state")
-
 _TOOL_CALL = obj({"id": STR, "name": STR, "arguments": obj(null=True), "result_text": OPT_STR, "is_error": BOOL,
                   "blocked": BOOL, "event_index": NUM}, "id", "name")
 _TURN = obj({"index": NUM, "prompt": STR, "sent": STR, "response": STR, "stop_reason": OPT_STR, "error": OPT_STR,
              "settled": BOOL, "tool_calls": arr(_TOOL_CALL)}, "index", "prompt", "sent", "response")
 TRANSCRIPT = obj({"turns": arr(_TURN)}, "turns")
-
-#: ``context-observations.json``: what pi sent the model per request (context-text checks)
-CONTEXT_OBSERVATIONS = arr(obj({"turn": NUM, "request": NUM, "system_prompt": ANY, "provider_context": ANY},
-                               "turn", "request"))
 
 #: ``result.json``, the batch summary
 RESULT = obj({"result_id": STR, "state": STR,
