@@ -4,7 +4,7 @@ The bare floor must start pi exactly as the plugin does: same argv, same environ
 private agent dir, guard configuration, skills and workspace. Rather than re-implement the
 engine's launch preparation (which would drift as the engine changes), the benchmark runs
 the plugin once with this recorder. It wraps the engine's calls to the package driver
-(``engine.run_json`` / ``engine.run_rpc``) and, for every pi invocation, stores in
+(``engine.variant.run_json`` / ``engine.variant.run_rpc``) and, for every pi invocation, stores in
 ``$SKILL_EVAL_BENCH_RECORD_DIR/<NNNN>/``:
 
 * ``scratch/``: a copy of the engine's whole scratch directory taken just before pi starts
@@ -87,7 +87,7 @@ def pytest_configure(config: pytest.Config) -> None:
     out = os.environ.get(ENV)
     if not out:
         return
-    from pytest_skill_eval import engine
+    from pytest_skill_eval.engine import variant as engine
     from pytest_skill_eval.scripted import server
 
     recorder = _Recorder(Path(out))

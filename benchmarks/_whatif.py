@@ -20,7 +20,7 @@ estimated. ``SKILL_EVAL_BENCH_WHATIF`` is a comma-separated list of:
     end of the session no longer waits up to 0.1 s.
 
 ``no-dir-fsync``
-    ``evidence.write_atomic`` (``evidence.py``) without its per-file directory fsync (file
+    ``store.write_atomic`` (``evidence/store.py``) without its per-file directory fsync (file
     fsyncs stay). An upper bound for fsyncing each evidence directory once instead; not
     part of the default what-if sets, used for a separate measurement.
 
@@ -86,9 +86,9 @@ def pytest_configure(config: pytest.Config) -> None:
 
         server._HTTPServer.serve_forever = serve_forever  # type: ignore[method-assign]
     if "no-dir-fsync" in changes:
-        from pytest_skill_eval import evidence
+        from pytest_skill_eval.evidence import store
 
-        evidence.os = _FileFsyncOnly()  # type: ignore[attr-defined,assignment]
+        store.os = _FileFsyncOnly()  # type: ignore[attr-defined,assignment]
 
 
 class _FileFsyncOnly:

@@ -26,7 +26,7 @@ Measures (see docs/performance.md for what each number means):
              the measured process by ``_whatif.py`` (skipped with ``--quick``/``--no-what-if``).
 
 The pytest processes run with plugin autoloading off and only the plugins under test
-(``pytest_skill_eval.plugin``, ``xdist.plugin`` for ``-n``), so unrelated plugins installed
+(``pytest_skill_eval.plugin.hooks``, ``xdist.plugin`` for ``-n``), so unrelated plugins installed
 in the environment (e.g. hypothesis) do not count as evaluator overhead.
 
 Results are printed as a table and written as JSON (``benchmarks/results/latest.json``,
@@ -60,7 +60,7 @@ HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 QUICKSTART = REPO / "example_suites" / "quickstart"
 RESULTS = HERE / "results"
-PLUGIN = "pytest_skill_eval.plugin"
+PLUGIN = "pytest_skill_eval.plugin.hooks"
 XDIST = "xdist.plugin"
 SUBPROCESS_TIMEOUT = 1800.0
 
@@ -581,16 +581,16 @@ def evidence_stats(result_dir: Path) -> dict[str, Any]:
 
 def make_view_result(template_result: Path, dest_root: Path, groups: int) -> str:
     """A stored result of *groups* groups: the richest real group directory, copied."""
-    from pytest_skill_eval import evidence
+    from pytest_skill_eval.evidence import layout
 
     candidates = [d for d in (template_result / "groups").iterdir() if d.is_dir()]
     template = max(candidates, key=lambda d: sum(1 for p in d.rglob("*") if p.is_file()))
-    result_id = evidence.new_result_id()
+    result_id = layout.new_result_id()
     result_dir = dest_root / ".skill-eval" / "runs" / result_id
     base_id = json.loads((template / "group.json").read_text(encoding="utf-8"))["id"]
     for position in range(1, groups + 1):
         group_id = f"{base_id}-{position:04d}"
-        gdir = result_dir / "groups" / evidence.group_dir_name(position, group_id)
+        gdir = result_dir / "groups" / layout.group_dir_name(position, group_id)
         shutil.copytree(template, gdir, symlinks=True)
         for name, key in (("group.json", "id"), ("grade.json", "group_id")):
             path = gdir / name
@@ -601,7 +601,7 @@ def make_view_result(template_result: Path, dest_root: Path, groups: int) -> str
                 if name == "group.json":
                     data["position"] = position
                 path.write_text(json.dumps(data, indent=2), encoding="utf-8")
-    from pytest_skill_eval.session import write_batch_summary
+    from pytest_skill_eval.engine.batch import write_batch_summary
 
     write_batch_summary(result_dir, result_id, interrupted=False)
     return result_id
@@ -609,7 +609,7 @@ def make_view_result(template_result: Path, dest_root: Path, groups: int) -> str
 
 def skill_eval_command() -> list[str]:
     script = Path(sys.executable).parent / "skill-eval"
-    return [str(script)] if script.exists() else [sys.executable, "-m", "pytest_skill_eval.cli"]
+    return [str(script)] if script.exists() else [sys.executable, "-m", "pytest_skill_eval"]
 
 
 def time_view(root: Path, result_id: str) -> tuple[float | None, str, int]:

@@ -25,7 +25,7 @@ import posixpath
 import re
 from pathlib import Path
 
-from .errors import PathEscapeError, json_text
+from pytest_skill_eval.errors import PathEscapeError, json_text
 
 __all__ = [
     "MAX_SEGMENT_BYTES",

@@ -7,7 +7,7 @@
 
 Each module is mutated by mutmut in its own scratch copy of the work tree (tracked and
 untracked-but-not-ignored files, so uncommitted work counts), against the fast, host-free
-tests only (``-m "not pi"``), niced. ``definitions.py`` is large and is scored on a fixed
+tests only (``-m "not pi"``), niced. ``definitions/rules.py`` and ``definitions/loading.py`` are large and are scored on a fixed
 sample of its mutants. The scores are printed as a Markdown table (the one in
 docs/testing.md) and written as JSON to ``--output`` (default ``.mutation/scores.json``),
 with the name of every surviving mutant; ``mutmut show NAME`` inside the kept scratch
@@ -72,10 +72,12 @@ MODULES: dict[str, str] = {
     "paths": "pytest_skill_eval/paths.py",
     "policy": "pytest_skill_eval/policy.py",
     "protocol": "pytest_skill_eval/host/protocol.py",
-    "definitions": "pytest_skill_eval/definitions.py",
+    "document": "pytest_skill_eval/definitions/document.py",
+    "rules": "pytest_skill_eval/definitions/rules.py",
+    "loading": "pytest_skill_eval/definitions/loading.py",
 }
 #: Modules scored on every n-th mutant only (a fixed, reproducible sample).
-SAMPLED: dict[str, int] = {"definitions": 80}
+SAMPLED: dict[str, int] = {"rules": 60, "loading": 40}
 
 _RESULT_LINE = re.compile(r"^\s+(\S+__mutmut_\d+): (.+)$")
 

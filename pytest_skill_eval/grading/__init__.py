@@ -15,8 +15,8 @@ See ``docs/grading.md`` for the user reference.
 
 from __future__ import annotations
 
-from .group import grade_expectation, grade_group
-from .results import (
+from pytest_skill_eval.grading.group import grade_expectation, grade_group
+from pytest_skill_eval.grading.results import (
     EXPECTATION_STATUSES,
     TRANSITIONS,
     ComparisonResult,
@@ -24,7 +24,7 @@ from .results import (
     GradeError,
     GroupGrade,
 )
-from .shapes import EXPECTS, KINDS, check_expectation
+from pytest_skill_eval.grading.shapes import EXPECTS, KINDS, check_expectation
 
 __all__ = [
     "EXPECTATION_STATUSES",

@@ -10,9 +10,9 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from ..definitions import Expectation
-from .jsonvalue import as_text, json_equal, show
-from .results import ComparisonResult, ExpectationResult, GradeError
+from pytest_skill_eval.definitions.model import Expectation
+from pytest_skill_eval.grading.jsonvalue import as_text, json_equal, show
+from pytest_skill_eval.grading.results import ComparisonResult, ExpectationResult, GradeError
 
 # Fields that name or place an expectation rather than say what it checks.
 _IDENTITY_FIELDS = frozenset({"id", "variant", "comparison"})

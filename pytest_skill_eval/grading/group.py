@@ -11,14 +11,14 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, cast
 
-from ..definitions import VARIANTS, Expectation, Group, VariantName
-from ..errors import GradeProblem
-from ..observation import RunObservation
-from .comparisons import compare_expectations
-from .jsonvalue import as_text
-from .kinds import describe_expected, judge
-from .results import ExpectationResult, GradeError, GroupGrade
-from .shapes import parse_check
+from pytest_skill_eval.definitions.model import VARIANTS, Expectation, Group, VariantName
+from pytest_skill_eval.errors import GradeProblem
+from pytest_skill_eval.grading.comparisons import compare_expectations
+from pytest_skill_eval.grading.jsonvalue import as_text
+from pytest_skill_eval.grading.kinds import describe_expected, judge
+from pytest_skill_eval.grading.results import ExpectationResult, GradeError, GroupGrade
+from pytest_skill_eval.grading.shapes import parse_check
+from pytest_skill_eval.observation import RunObservation
 
 
 def _result(expectation: Expectation, status: str, expected: str, observed: str, **extra: Any) -> ExpectationResult:

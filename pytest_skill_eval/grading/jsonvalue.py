@@ -7,8 +7,8 @@ import re
 import unicodedata
 from typing import Any
 
-from ..errors import MalformedJSON
-from ..jsonpointer import parse as parse_pointer
+from pytest_skill_eval.errors import MalformedJSON
+from pytest_skill_eval.jsonpointer import parse as parse_pointer
 
 __all__ = ["MalformedJSON", "parse_document", "parse_pointer", "show"]
 

@@ -19,11 +19,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ..definitions import Group
-from ..errors import GradeProblem
-from ..observation import ContextRequest, RunObservation, ToolCall, Turn
-from ..redaction import MARKER
-from .jsonvalue import (
+from pytest_skill_eval.definitions.model import Group
+from pytest_skill_eval.errors import GradeProblem
+from pytest_skill_eval.grading.jsonvalue import (
     MalformedJSON,
     excerpt,
     json_equal,
@@ -31,7 +29,9 @@ from .jsonvalue import (
     resolve_pointer,
     show,
 )
-from .shapes import Check
+from pytest_skill_eval.grading.shapes import Check
+from pytest_skill_eval.observation import ContextRequest, RunObservation, ToolCall, Turn
+from pytest_skill_eval.sources.redaction import MARKER
 
 _LIST_LIMIT = 20
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, get_args
 
-from .jsonvalue import show
+from pytest_skill_eval.grading.jsonvalue import show
 
 ExpectationStatus = Literal["pass", "fail", "grade-error", "not-graded"]
 Transition = Literal["pass-to-pass", "fail-to-pass", "pass-to-fail", "fail-to-fail", "not-comparable"]

@@ -15,10 +15,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..definitions import Expectation, Group, Variant, json_int
-from ..errors import did_you_mean
-from ..jsonpointer import escape as _escape
-from .jsonvalue import parse_pointer, show
+from pytest_skill_eval.definitions.model import Expectation, Group, Variant
+from pytest_skill_eval.definitions.rules import json_int
+from pytest_skill_eval.errors import did_you_mean
+from pytest_skill_eval.grading.jsonvalue import parse_pointer, show
+from pytest_skill_eval.jsonpointer import escape as _escape
 
 KINDS: tuple[str, ...] = (
     "skill-read",

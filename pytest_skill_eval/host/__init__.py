@@ -1,0 +1,11 @@
+"""The pi host: its installation, its launch, its wire protocol and the process.
+
+    host
+    ├── install     the managed pi install (npm, pinned lock file, node 22), explicit hosts
+    ├── launch      a variant's argv, environment, private agent dir and HOME
+    ├── protocol    pi's JSONL framing, records, normalized turns, usage (pure)
+    ├── driver      one pi process: JSON and RPC modes, settlement, no-progress detection
+    ├── process     killing a whole process tree
+    ├── models      which provider a group uses; the scripted server on first use
+    └── extensions/ the guard, tool gate and observer pi loads (JavaScript)
+"""

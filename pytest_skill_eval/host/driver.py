@@ -19,9 +19,9 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from .launch import LaunchPlan
-from .process import kill_process_tree
-from .protocol import LineSplitter, Record, TurnSpan, parse_record, provider_error
+from pytest_skill_eval.host.launch import LaunchPlan
+from pytest_skill_eval.host.process import kill_process_tree
+from pytest_skill_eval.host.protocol import LineSplitter, Record, TurnSpan, parse_record, provider_error
 
 Outcome = Literal["complete", "infrastructure-failed", "cancelled"]
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 
-from ..errors import HostError
+from pytest_skill_eval.errors import HostError
 
 #: Oldest pi version whose RPC protocol we drive (``agent_settled``, dispositions, trust gate).
 SUPPORTED_FLOOR = (1, 6, 0)

@@ -16,10 +16,10 @@ from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
 
-from ..definitions import TOOL_NAME, UNSUPPORTED_TOOLS
-from ..envpolicy import reserved_reason
-from ..errors import LaunchRefused
-from .install import HostInstallation
+from pytest_skill_eval.definitions.rules import TOOL_NAME, UNSUPPORTED_TOOLS
+from pytest_skill_eval.envpolicy import reserved_reason
+from pytest_skill_eval.errors import LaunchRefused
+from pytest_skill_eval.host.install import HostInstallation
 
 #: Settings pinned in every private agent dir (see reference: retries would re-run turns).
 PINNED_SETTINGS: dict[str, Any] = {

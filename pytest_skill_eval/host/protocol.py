@@ -12,7 +12,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..observation import ToolCall, Turn
+from pytest_skill_eval.observation import ToolCall, Turn
 
 
 class LineSplitter:

@@ -25,8 +25,8 @@ from collections.abc import Iterable, Sequence
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
-from .. import jsonpointer
-from ..errors import Problem, did_you_mean, json_text
+from pytest_skill_eval import jsonpointer
+from pytest_skill_eval.errors import Problem, did_you_mean, json_text
 
 if TYPE_CHECKING:
     import jsonschema

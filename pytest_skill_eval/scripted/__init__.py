@@ -6,10 +6,10 @@ to end with no network and no keys. It is a testing aid, never a real model.
 
 from __future__ import annotations
 
-from .conversation import Conversation, read_conversation
-from .format import FAULTS, SCHEMA, Script, load_script, parse_script
-from .replies import STAND_IN_TAG, Reply, plan_reply
-from .server import API_KEY, PROVIDER, RequestRecord, ScriptedModelServer
+from pytest_skill_eval.scripted.conversation import Conversation, read_conversation
+from pytest_skill_eval.scripted.format import FAULTS, SCHEMA, Script, load_script, parse_script
+from pytest_skill_eval.scripted.replies import STAND_IN_TAG, Reply, plan_reply
+from pytest_skill_eval.scripted.server import API_KEY, PROVIDER, RequestRecord, ScriptedModelServer
 
 __all__ = [
     "API_KEY",

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, get_args
 
-from .. import jsonpointer, schemas
-from ..errors import Problem, ScriptError
+from pytest_skill_eval import jsonpointer, schemas
+from pytest_skill_eval.errors import Problem, ScriptError
 
 SCHEMA = "skill-eval-script/1"
 """The only accepted value of a script's ``schema`` key."""

@@ -13,9 +13,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from ..jsonpointer import child
-from .conversation import Conversation, DeliveredSkill, ListedSkill, read_conversation
-from .format import (
+from pytest_skill_eval.jsonpointer import child
+from pytest_skill_eval.scripted.conversation import (
+    Conversation,
+    DeliveredSkill,
+    ListedSkill,
+    read_conversation,
+)
+from pytest_skill_eval.scripted.format import (
     PLACEHOLDER,
     PLACEHOLDER_FORMS,
     AllOf,

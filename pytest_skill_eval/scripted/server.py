@@ -25,9 +25,9 @@ from pathlib import Path
 from types import TracebackType
 from typing import Any
 
-from ..errors import ScriptError
-from .format import Script, load_script
-from .replies import STAND_IN_TAG, Reply, plan_reply
+from pytest_skill_eval.errors import ScriptError
+from pytest_skill_eval.scripted.format import Script, load_script
+from pytest_skill_eval.scripted.replies import STAND_IN_TAG, Reply, plan_reply
 
 __all__ = [
     "API_KEY",

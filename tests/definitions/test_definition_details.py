@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.definitions import definition_kind, load_group
+from pytest_skill_eval.definitions.loading import definition_kind, load_group
 from pytest_skill_eval.errors import DefinitionError
 
 from .support import DELETE, apply_edits, spec_doc, write_json

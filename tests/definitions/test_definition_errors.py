@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.definitions import load_definition, load_group, load_suite
+from pytest_skill_eval.definitions.loading import load_definition, load_group, load_suite
 from pytest_skill_eval.errors import DefinitionError
 
 from .support import DELETE, apply_edits, spec_doc, write_json, write_suite_tree

@@ -16,7 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_skill_eval.definitions import (
+from pytest_skill_eval.definitions.loading import load_definition, load_group, load_suite, load_suite_groups
+from pytest_skill_eval.definitions.model import (
     Expectation,
     ExtensionBundle,
     Group,
@@ -27,10 +28,6 @@ from pytest_skill_eval.definitions import (
     Source,
     Suite,
     Variant,
-    load_definition,
-    load_group,
-    load_suite,
-    load_suite_groups,
 )
 from pytest_skill_eval.errors import DefinitionError
 from pytest_skill_eval.paths import check_relative, normalize_relative

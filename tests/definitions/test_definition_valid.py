@@ -10,7 +10,8 @@ from typing import Any
 import jsonschema
 import pytest
 
-from pytest_skill_eval.definitions import (
+from pytest_skill_eval.definitions.loading import load_definition, load_group, load_suite, load_suite_groups
+from pytest_skill_eval.definitions.model import (
     Expectation,
     ExtensionBundle,
     Group,
@@ -20,12 +21,8 @@ from pytest_skill_eval.definitions import (
     Source,
     Suite,
     Variant,
-    check_group_document,
-    load_definition,
-    load_group,
-    load_suite,
-    load_suite_groups,
 )
+from pytest_skill_eval.definitions.rules import check_group_document
 
 from .support import VALID, apply_edits, spec_doc, write_json, write_suite_tree
 

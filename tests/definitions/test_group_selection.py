@@ -6,17 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.definitions import (
-    SelectionError,
-    Suite,
-    check_group_selection,
-    load_group,
-    load_suite,
-    load_suite_groups,
-    select_group,
-    select_variants,
-)
-from pytest_skill_eval.errors import DefinitionError, SkillEvalError
+from pytest_skill_eval.definitions.loading import load_group, load_suite, load_suite_groups
+from pytest_skill_eval.definitions.model import Suite
+from pytest_skill_eval.definitions.selection import check_group_selection, select_group, select_variants
+from pytest_skill_eval.errors import DefinitionError, SelectionError, SkillEvalError
 
 from .support import spec_doc, write_json, write_suite_tree
 

@@ -22,18 +22,17 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_skill_eval.check import check_path
-from pytest_skill_eval.definitions import (
-    Group,
-    Suite,
+from pytest_skill_eval.commands.check import check_path
+from pytest_skill_eval.definitions.loading import (
     definition_kind,
     load_definition,
     load_group,
     load_suite,
     load_suite_groups,
 )
+from pytest_skill_eval.definitions.model import Group, Suite
 from pytest_skill_eval.errors import DefinitionError
-from pytest_skill_eval.evidence import group_dir_name
+from pytest_skill_eval.evidence.layout import group_dir_name
 from pytest_skill_eval.paths import MAX_SEGMENT_BYTES, unsafe_character
 
 from .support import BASES, spec_doc, write_json, write_suite_tree
@@ -105,7 +104,7 @@ def test_device_definition_is_refused(tmp_path: Path) -> None:
     link = tmp_path / "null.json"
     link.symlink_to(null)
     # The link leaves the root, so containment refuses it first; read_document itself:
-    from pytest_skill_eval.definitions import read_document
+    from pytest_skill_eval.definitions.document import read_document
 
     with pytest.raises(DefinitionError) as caught:
         read_document(null)
@@ -379,7 +378,7 @@ def test_check_cli_prints_a_located_surrogate_error(tmp_path: Path) -> None:
     doc["review_questions"] = ["Why\ud800?"]
     (tmp_path / "group.json").write_text(json.dumps(doc), encoding="ascii")
     result = subprocess.run(
-        [sys.executable, "-m", "pytest_skill_eval.cli", "check", "group.json"],
+        [sys.executable, "-m", "pytest_skill_eval", "check", "group.json"],
         cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False,
     )  # fmt: skip
     assert result.returncode != 0

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.definitions import load_group, load_suite
+from pytest_skill_eval.definitions.loading import load_group, load_suite
 from pytest_skill_eval.errors import DefinitionError, PathEscapeError
 from pytest_skill_eval.paths import check_relative, contain_path, normalize_relative, resolve_within
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.definitions import load_definition
+from pytest_skill_eval.definitions.loading import load_definition
 from pytest_skill_eval.errors import DefinitionError, Problem
 
 from .support import spec_doc

@@ -147,7 +147,7 @@ def test_invalid_suite_entry_is_recorded_as_an_invalid_group(quickstart: pytest.
 def test_evidence_that_cannot_be_persisted_stops_queued_work_and_publishes_no_summary(quickstart: pytest.Pytester) -> None:
     # Block the first group's evidence directory with a file right before it runs.
     quickstart.makeconftest("""
-        from pytest_skill_eval.session import SESSION_KEY
+        from pytest_skill_eval.plugin.session import SESSION_KEY
 
         def pytest_runtest_setup(item):
             if item.name == "release-notes-activation":

@@ -71,7 +71,7 @@ def _result(root: Path) -> Path:
     for path in result.rglob("*.json"):
         if "workspace" not in path.parts:
             json.loads(path.read_text())  # every evidence JSON parses: writes are atomic
-    from pytest_skill_eval.views import render
+    from pytest_skill_eval.commands.view import render
 
     assert "== group 1 " in render(str(result), root)  # and the stored result still renders
     return result

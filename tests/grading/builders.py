@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
-from pytest_skill_eval.definitions import Expectation, Group, Runtime, Source, Variant
+from pytest_skill_eval.definitions.model import Expectation, Group, Runtime, Source, Variant
 from pytest_skill_eval.grading import ExpectationResult, GroupGrade, grade_group
 from pytest_skill_eval.observation import ContextRequest, RunObservation, ToolCall, Turn
 

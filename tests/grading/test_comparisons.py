@@ -122,7 +122,7 @@ def test_comparisons_follow_first_appearance_and_expectations_without_one_are_le
 # --- compare_expectations directly: members the loader would never build ---------------------
 
 def member(eid: Any, variant: Any, raw: Any = None, status: str = "pass") -> tuple[Any, Any]:
-    from pytest_skill_eval.definitions import Expectation
+    from pytest_skill_eval.definitions.model import Expectation
     from pytest_skill_eval.grading import ExpectationResult
 
     raw = {"kind": "path", "expect": "exists", "path": "a"} if raw is None else raw

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.definitions import load_group
+from pytest_skill_eval.definitions.loading import load_group
 from pytest_skill_eval.grading import check_expectation
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.engine import GUARD_PREFIX
+from pytest_skill_eval.engine.config import GUARD_PREFIX
 from pytest_skill_eval.errors import LaunchRefused
 from pytest_skill_eval.host.driver import run_json
 from pytest_skill_eval.host.install import HostInstallation

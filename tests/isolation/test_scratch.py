@@ -10,7 +10,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from pytest_skill_eval import scratch
+from pytest_skill_eval.sources import scratch
 
 
 @pytest.fixture

@@ -125,7 +125,7 @@ def test_hidden_staging_entries_are_ignored_and_swept(project: Path, pytester: p
     pytester.makeconftest("""
         import json, os, tempfile
         from pathlib import Path
-        from pytest_skill_eval.session import SESSION_KEY
+        from pytest_skill_eval.plugin.session import SESSION_KEY
 
         def pytest_runtest_teardown(item):
             # as a writer killed mid-copy leaves them: evidence.copy_tree_atomic's staging
@@ -152,8 +152,8 @@ def test_hidden_staging_entries_are_ignored_and_swept(project: Path, pytester: p
 
 def test_batch_summary_ignores_a_killed_writers_leftovers(tmp_path: Path) -> None:
     """A result whose writer died is read by the summary as if the leftovers were not there."""
-    from pytest_skill_eval.evidence import group_dirs
-    from pytest_skill_eval.session import write_batch_summary
+    from pytest_skill_eval.engine.batch import write_batch_summary
+    from pytest_skill_eval.evidence.layout import group_dirs
 
     groups = tmp_path / "groups"
     good = groups / "001-good"

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.cli import run_exit_code
+from pytest_skill_eval.commands.cli import run_exit_code
 
 from .helpers import GROUPS, only_result, read_json, result_dirs, write_json
 

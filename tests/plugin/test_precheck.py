@@ -130,7 +130,7 @@ def test_warnings_filter_that_makes_the_check_an_error_refuses_like_strict(pytes
                                                                            project: Path) -> None:
     _broken(project)
     result = pytester.runpytest_subprocess("--skill-eval", "mixed.json", "-p", "no:cacheprovider",
-                                           "-W", "error::pytest_skill_eval.plugin.SkillEvalCheckWarning")
+                                           "-W", "error::pytest_skill_eval.plugin.hooks.SkillEvalCheckWarning")
     assert result.ret == pytest.ExitCode.USAGE_ERROR, result.stdout.str() + result.stderr.str()
     assert "SkillEvalCheckWarning is an error here: refusing to start any subject" in result.stderr.str()
     assert "INTERNALERROR" not in result.stdout.str() + result.stderr.str()

@@ -26,7 +26,7 @@ pytestmark = pytest.mark.pi
 SKILL_EVAL = Path(sys.executable).parent / "skill-eval"
 
 BLOCK = """
-    from pytest_skill_eval.session import SESSION_KEY
+    from pytest_skill_eval.plugin.session import SESSION_KEY
 
     def pytest_runtest_setup(item):
         if item.name == "improves":

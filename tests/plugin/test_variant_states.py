@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.engine import group_state
+from pytest_skill_eval.engine.group import group_state
 
 from .helpers import (
     AFTER,

@@ -135,6 +135,6 @@ def test_sigkilled_evaluator_leaves_parseable_evidence_and_no_orphans(pytester: 
         assert not path.name.endswith(".tmp"), f"torn temporary file left: {path}"
     baseline = json.loads((res / "groups" / "001-killed" / "baseline" / "run.json").read_text())
     assert baseline["state"] == "complete"
-    view = subprocess.run([sys.executable, "-m", "pytest_skill_eval.cli", "view", str(res)], cwd=root, capture_output=True, text=True)
+    view = subprocess.run([sys.executable, "-m", "pytest_skill_eval", "view", str(res)], cwd=root, capture_output=True, text=True)
     assert view.returncode == 0, view.stderr
     assert "baseline" in view.stdout

@@ -18,8 +18,7 @@ from urllib.parse import urlsplit
 import pytest
 
 from pytest_skill_eval.errors import ScriptError
-from pytest_skill_eval.scripted import PROVIDER, ScriptedModelServer
-from pytest_skill_eval.scripted import STAND_IN_TAG
+from pytest_skill_eval.scripted import PROVIDER, STAND_IN_TAG, ScriptedModelServer
 from pytest_skill_eval.scripted.server import HANDLER_THREAD_NAME
 
 SYSTEM = (

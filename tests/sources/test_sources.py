@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_skill_eval.errors import SourceError
-from pytest_skill_eval.sources import GitSource, copy_working_tree
+from pytest_skill_eval.sources.snapshots import GitSource, copy_working_tree
 
 
 def git(root: Path, *args: str) -> str:

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.check import Finding, GroupReport, check_path, render_report
+from pytest_skill_eval.commands.check import Finding, GroupReport, check_path, render_report
 
 from .conftest import assert_snapshot, copy_suite
 
@@ -126,7 +126,7 @@ def test_provider_pi_resolves_itself_is_not_checked(root: Path) -> None:
 def test_cli_exit_codes(root: Path) -> None:
     def check(target: str) -> subprocess.CompletedProcess[str]:
         return subprocess.run(
-            [sys.executable, "-m", "pytest_skill_eval.cli", "check", target], cwd=root, capture_output=True, text=True
+            [sys.executable, "-m", "pytest_skill_eval", "check", target], cwd=root, capture_output=True, text=True
         )
 
     good, bad = check("groups/release-notes-body.json"), check("suite.json")

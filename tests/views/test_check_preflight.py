@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.check import check_path
+from pytest_skill_eval.commands.check import check_path
 
 from .conftest import copy_suite
 
@@ -243,7 +243,7 @@ def test_cli_passes_auth_and_models_files(root: Path, tmp_path: Path) -> None:
     _edit(root / BODY, lambda d: d.update(model={"model": "anthropic/claude-sonnet-4-5"}))
 
     def check(*extra: str) -> subprocess.CompletedProcess[str]:
-        return subprocess.run([sys.executable, "-m", "pytest_skill_eval.cli", "check", str(BODY), *extra],
+        return subprocess.run([sys.executable, "-m", "pytest_skill_eval", "check", str(BODY), *extra],
                               cwd=root, capture_output=True, text=True, env={"PATH": os.environ["PATH"]}, check=False)
 
     assert check().returncode == 1

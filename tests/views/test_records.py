@@ -8,9 +8,10 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval import evidence, records
+from pytest_skill_eval.evidence import store
 from pytest_skill_eval.errors import EvidenceError
-from pytest_skill_eval.records import (
+from pytest_skill_eval.evidence import records
+from pytest_skill_eval.evidence.records import (
     ContextObservations,
     DefinitionRecord,
     GroupRecord,
@@ -67,7 +68,7 @@ def test_every_stored_record_round_trips_byte_for_byte(which: str, request: pyte
         for path in _files(run, name):
             stored = path.read_bytes()
             record = read(json.loads(stored), path)
-            assert evidence.dump_json(record.to_json()) == stored, path
+            assert store.dump_json(record.to_json()) == stored, path
             seen[type(record).__name__] = seen.get(type(record).__name__, 0) + 1
     assert seen.get("TranscriptRecord", 0) >= 3, seen
     if which == "odd_run":

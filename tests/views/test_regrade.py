@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Iterator
 
 import pytest
 
+from pytest_skill_eval.commands.regrade import describe_changes, regrade_result
 from pytest_skill_eval.errors import DefinitionError, EvidenceError
-from pytest_skill_eval.regrade import describe_changes, regrade_result
 
 from .conftest import StoredRun, assert_snapshot, copy_result, copy_suite, normalise, run_suite
 
 pytestmark = pytest.mark.pi
 
-FIXED = datetime(2026, 7, 20, 17, 32, 9, tzinfo=timezone.utc)
+FIXED = datetime(2026, 7, 20, 17, 32, 9, tzinfo=UTC)
 
 
 def _clock() -> datetime:
@@ -158,7 +158,7 @@ def test_regrade_command_exits_non_zero_on_a_grade_error(stored_run: StoredRun, 
     import sys
 
     result = copy_result(stored_run, tmp_path / "copy")
-    ok = subprocess.run([sys.executable, "-m", "pytest_skill_eval.cli", "regrade", str(result)], capture_output=True, text=True)
+    ok = subprocess.run([sys.executable, "-m", "pytest_skill_eval", "regrade", str(result)], capture_output=True, text=True)
     # the stored suite holds a group whose expectations are malformed on purpose
     assert ok.returncode == 1, ok.stdout + ok.stderr
     assert "grade-error" in ok.stdout

@@ -14,10 +14,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval import views
+from pytest_skill_eval.commands.view import list_results
+from pytest_skill_eval.commands.regrade import regrade
+from pytest_skill_eval.commands.view import render
 from pytest_skill_eval.errors import EvidenceError
-from pytest_skill_eval.regrade import regrade
-from pytest_skill_eval.views import render, render_grade
+from pytest_skill_eval.render.views import render_grade
 
 from .conftest import StoredRun, copy_result
 
@@ -25,7 +26,7 @@ OLD, MIDDLE, NEW = "20260101000000-aaaa1111", "20260101000001-aaaa2222", "202602
 
 
 def _cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pytest_skill_eval.cli", *args], cwd=cwd, capture_output=True, text=True,
+    return subprocess.run([sys.executable, "-m", "pytest_skill_eval", *args], cwd=cwd, capture_output=True, text=True,
                           check=False)
 
 
@@ -177,7 +178,7 @@ def test_list_without_results(tmp_path: Path) -> None:
 def test_list_reads_the_newest_grade(runs: Path) -> None:
     _break_candidate_result(_result(runs, NEW))
     regrade("latest", runs, now=lambda: datetime(2026, 7, 20, 17, 32, 9, tzinfo=UTC))  # regrade takes latest too
-    row = next(line for line in views.list_results(runs).splitlines() if line.startswith(NEW))
+    row = next(line for line in list_results(runs).splitlines() if line.startswith(NEW))
     assert row.endswith("fail-to-pass, fail-to-fail, not-comparable (regraded)"), row
 
 

@@ -10,15 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.definitions import SelectionError
-from pytest_skill_eval.errors import EvidenceError
-from pytest_skill_eval.views import (
-    escape_path,
-    render,
-    render_grade,
-    render_tool_call,
-    select_group_index,
-)
+from pytest_skill_eval.commands.view import render, select_group_index
+from pytest_skill_eval.errors import EvidenceError, SelectionError
+from pytest_skill_eval.render.text import escape_path
+from pytest_skill_eval.render.views import render_grade, render_tool_call
 
 from .conftest import StoredRun, assert_snapshot, copy_result, normalise
 
@@ -193,7 +188,7 @@ def test_partial_result_renders_what_exists(stored_run: StoredRun, tmp_path: Pat
 @pytest.mark.pi
 def test_cli_view_prints_the_same_text(stored_run: StoredRun) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest_skill_eval.cli", "view", stored_run.result_id, "--group", "2", "--variant", "candidate"],
+        [sys.executable, "-m", "pytest_skill_eval", "view", stored_run.result_id, "--group", "2", "--variant", "candidate"],
         cwd=stored_run.root,
         capture_output=True,
         text=True,
@@ -204,7 +199,7 @@ def test_cli_view_prints_the_same_text(stored_run: StoredRun) -> None:
 
 def test_cli_view_error_exit(tmp_path: Path) -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "pytest_skill_eval.cli", "view", "missing-id"], cwd=tmp_path, capture_output=True, text=True
+        [sys.executable, "-m", "pytest_skill_eval", "view", "missing-id"], cwd=tmp_path, capture_output=True, text=True
     )
     assert proc.returncode == 2
     assert proc.stderr.startswith("skill-eval: error: no stored result 'missing-id'")

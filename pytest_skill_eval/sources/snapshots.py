@@ -14,7 +14,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import SourceError
+from pytest_skill_eval.errors import SourceError
 
 _GIT_TREE, _GIT_FILE, _GIT_EXEC, _GIT_LINK, _GIT_SUBMODULE = 0o040000, 0o100644, 0o100755, 0o120000, 0o160000
 

@@ -20,9 +20,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, TypeVar, get_args
 
-from . import schemas
-from .errors import EvidenceError, Problem
-from .observation import ContextRequest, ToolCall, Turn
+from pytest_skill_eval import schemas
+from pytest_skill_eval.errors import EvidenceError, Problem
+from pytest_skill_eval.observation import ContextRequest, ToolCall, Turn
 
 RunState = Literal["complete", "invalid", "infrastructure-failed", "cancelled", "not-selected"]
 GroupState = Literal["complete", "partially-complete", "invalid", "cancelled"]

@@ -16,8 +16,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .definitions import Group
-from .errors import ScriptError
+from pytest_skill_eval.definitions.model import Group
+from pytest_skill_eval.errors import ScriptError
 
 SCRIPTED = "scripted"
 
@@ -66,7 +66,7 @@ class ModelRouter:
     def server(self) -> Any:
         with self._lock:
             if self._server is None:
-                from .scripted.server import ScriptedModelServer
+                from pytest_skill_eval.scripted.server import ScriptedModelServer
 
                 self._server = ScriptedModelServer()
                 self._server.start()

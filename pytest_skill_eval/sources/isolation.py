@@ -13,15 +13,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
-from . import evidence
-from .definitions import ExtensionBundle, Group, Variant
-from .errors import InvalidVariant, SkillEvalError, SourceError
-from .redaction import unsafe_reason
-from .sources import SourceIdentity
+from pytest_skill_eval.definitions.model import ExtensionBundle, Group, Variant
+from pytest_skill_eval.errors import InvalidVariant, SkillEvalError, SourceError
+from pytest_skill_eval.evidence import store
+from pytest_skill_eval.sources.redaction import unsafe_reason
+from pytest_skill_eval.sources.snapshots import SourceIdentity
 
 
 def snapshot_fixture(root: Path, rel: str, dest: Path) -> None:
-    from .sources import copy_working_tree
+    from pytest_skill_eval.sources.snapshots import copy_working_tree
 
     src = root / rel
     if src.is_file() or (src.is_symlink() and src.resolve().is_file()):
@@ -38,7 +38,7 @@ def snapshot_bundles(root: Path, group: Group, dest: Path) -> None:
 
 def snapshot_bundle(root: Path, index: int, bundle: ExtensionBundle, dest: Path) -> None:
     """One bundle's resources, refusing an entry that is not inside them."""
-    from .sources import copy_working_tree
+    from pytest_skill_eval.sources.snapshots import copy_working_tree
 
     for rel in bundle.resources:
         copy_working_tree(root, rel, dest / rel)
@@ -86,7 +86,7 @@ def _without_description(lines: list[str]) -> list[str]:
 
 def describe_revision_difference(before: Path, after: Path) -> str | None:
     """None when two target snapshots differ only in the frontmatter description text."""
-    files_a, files_b = evidence.read_files(before), evidence.read_files(after)
+    files_a, files_b = store.read_files(before), store.read_files(after)
     if set(files_a) != set(files_b):
         only = sorted(set(files_a) ^ set(files_b))
         return "the target snapshots hold different files: " + ", ".join(only)
@@ -155,7 +155,7 @@ def open_source(variant: Variant, root: Path) -> tuple[Callable[[str, Path], Non
 
     A Git source resolves its ref to one exact commit here (a SourceError when it cannot).
     """
-    from .sources import GitSource, SourceIdentity, copy_working_tree
+    from pytest_skill_eval.sources.snapshots import GitSource, SourceIdentity, copy_working_tree
 
     if variant.source.kind == "git":
         source = GitSource(root, variant.source.ref or "")

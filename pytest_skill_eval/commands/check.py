@@ -23,9 +23,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .definitions import Group, Suite, load_definition, load_group
-from .errors import DefinitionError
-from .preflight import Finding, PreflightContext, preflight_group
+from pytest_skill_eval.definitions.loading import load_definition, load_group
+from pytest_skill_eval.definitions.model import Group, Suite
+from pytest_skill_eval.engine.preflight import Finding, PreflightContext, preflight_group
+from pytest_skill_eval.errors import DefinitionError
 
 __all__ = ["Finding", "GroupReport", "check_group", "check_path", "render_report"]
 
@@ -59,7 +60,7 @@ def check_group(group: Group, root: Path, label: str, ctx: PreflightContext | No
 
 
 def _check_suite(suite: Suite, root: Path, ctx: PreflightContext) -> _Report:
-    from .definitions import check_suite_group_ids
+    from pytest_skill_eval.definitions.loading import check_suite_group_ids
 
     reports: list[GroupReport] = []
     loaded: list[Group] = []

@@ -20,7 +20,7 @@ from pathlib import Path
 
 import psutil
 
-from .errors import SkillEvalError
+from pytest_skill_eval.errors import SkillEvalError
 
 _RUN_DIR = re.compile(r"^run-(\d+)-(\d+)-")
 #: slack when comparing a recorded process create time with the live one (ms)

@@ -19,8 +19,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .definitions import VARIANTS, Group, VariantName
-from .errors import ScriptError, SkillEvalError
+from pytest_skill_eval.definitions.model import VARIANTS, Group, VariantName
+from pytest_skill_eval.errors import ScriptError, SkillEvalError
 
 __all__ = ["Finding", "PreflightContext", "preflight_group", "problems_of"]
 
@@ -76,7 +76,7 @@ def preflight_group(group: Group, ctx: PreflightContext) -> list[Finding]:
 
 def expectation_findings(group: Group) -> list[Finding]:
     """Shape problems of every expectation (any variant: each is a grade-error whatever runs)."""
-    from .grading import check_expectation, grade_group
+    from pytest_skill_eval.grading import check_expectation, grade_group
 
     findings: list[Finding] = []
     pointers: dict[str, str] = {}
@@ -117,9 +117,9 @@ def _pointer_of(problem: str, fallback: str) -> str:
 
 
 def model_findings(group: Group, ctx: PreflightContext) -> list[Finding]:
-    from .credentials import credential_for, credentialed_providers
-    from .models import SCRIPTED, ModelRouter
-    from .scripted.format import load_script
+    from pytest_skill_eval.credentials import credential_for, credentialed_providers
+    from pytest_skill_eval.host.models import SCRIPTED, ModelRouter
+    from pytest_skill_eval.scripted.format import load_script
 
     inherit = group.runtime.environment.inherit
     if group.model is None:
@@ -160,7 +160,7 @@ def model_findings(group: Group, ctx: PreflightContext) -> list[Finding]:
 
 def environment_findings(group: Group, ctx: PreflightContext) -> list[Finding]:
     """Inherited variables a run would refuse (missing, or not redactable). Values are never shown."""
-    from .isolation import inherit_problems
+    from pytest_skill_eval.sources.isolation import inherit_problems
 
     if not any(name in ctx.selected for name in VARIANTS):
         return []
@@ -174,7 +174,12 @@ def environment_findings(group: Group, ctx: PreflightContext) -> list[Finding]:
 
 def source_findings(group: Group, ctx: PreflightContext, scratch: Path) -> list[Finding]:
     """Snapshot the fixture, bundles and each selected variant's skills and context as a run would."""
-    from .isolation import RevisionCheck, check_description_revision, snapshot_bundle, snapshot_fixture
+    from pytest_skill_eval.sources.isolation import (
+        RevisionCheck,
+        check_description_revision,
+        snapshot_bundle,
+        snapshot_fixture,
+    )
 
     root = ctx.root
     findings: list[Finding] = []
@@ -215,9 +220,9 @@ def source_findings(group: Group, ctx: PreflightContext, scratch: Path) -> list[
 
 def _variant_findings(group: Group, name: VariantName, root: Path, scratch: Path, findings: list[Finding]) -> bool:
     """Findings of one variant's source, skills and context; False when any is a problem."""
-    from .isolation import context_files as read_context
-    from .isolation import materialise_skill as snapshot_skill
-    from .isolation import open_source as resolve
+    from pytest_skill_eval.sources.isolation import context_files as read_context
+    from pytest_skill_eval.sources.isolation import materialise_skill as snapshot_skill
+    from pytest_skill_eval.sources.isolation import open_source as resolve
 
     variant = group.variant(name)
     base = f"/variants/{name}"

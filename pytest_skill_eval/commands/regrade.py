@@ -21,11 +21,13 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from . import evidence, readback
-from .definitions import VARIANTS, Group, check_group_document, load_group
-from .engine import grade_persisted
-from .errors import DefinitionError, EvidenceError
-from .views import group_dirs, resolve_result
+from pytest_skill_eval.definitions.loading import load_group
+from pytest_skill_eval.definitions.model import VARIANTS, Group
+from pytest_skill_eval.definitions.rules import check_group_document
+from pytest_skill_eval.engine.group import grade_persisted
+from pytest_skill_eval.errors import DefinitionError, EvidenceError
+from pytest_skill_eval.evidence import layout, readback, store
+from pytest_skill_eval.evidence.locate import group_dirs, resolve_result
 
 __all__ = [
     "GroupRegrade",
@@ -69,7 +71,7 @@ def definition_roots(result_dir: Path, gdir: Path, cwd: Path) -> list[Path]:
         if isinstance(source, dict) and isinstance(source.get("root"), str):
             roots.append(Path(source["root"]))
     runs = result_dir.parent
-    if runs.name == evidence.RUNS_DIR.name and runs.parent.name == evidence.RUNS_DIR.parent.name:
+    if runs.name == layout.RUNS_DIR.name and runs.parent.name == layout.RUNS_DIR.parent.name:
         roots.append(runs.parent.parent)
     roots.append(cwd)
     return list(dict.fromkeys(roots))
@@ -93,7 +95,7 @@ class _Unreadable(EvidenceError):
 
 def _stored_group(stored: Mapping[str, Any], gdir: Path) -> Group:
     """Build the group from the copy kept in ``definition.json`` (its file is gone)."""
-    from .definitions import group_from_document
+    from pytest_skill_eval.definitions.loading import group_from_document
 
     doc = stored.get("definition")
     shown = f"{gdir / 'definition.json'} (stored copy of {stored.get('path')})"
@@ -186,9 +188,9 @@ def regrade(target: str, cwd: Path, *, now: Clock = lambda: datetime.now(UTC)) -
             outcomes.append(GroupRegrade(gdir.name, group_id, origin, None, None, None, False, skipped=origin,
                                          problems=tuple(problems)))
             continue
-        data = evidence.dump_json(new)
+        data = store.dump_json(new)
         out = gdir / f"grade-regraded-{stamp}.json"
-        evidence.write_atomic(out, data)
+        store.write_atomic(out, data)
         stored_path = gdir / "grade.json"
         stored_bytes = stored_path.read_bytes() if stored_path.is_file() else None
         stored, stored_problems = readback.read_checked(stored_path, readback.GRADE,
@@ -243,7 +245,7 @@ def describe_changes(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[
 
 def render_regrade(result_path: str, groups: Sequence[GroupRegrade]) -> str:
     """The regrade summary: per group its definition origin, new file, transitions, changes."""
-    from .views import escape_path, neutralise
+    from pytest_skill_eval.render.text import escape_path, neutralise
 
     changed = sum(1 for g in groups if g.skipped is None and not g.identical)
     lines = [f"result    {escape_path(result_path)}"]

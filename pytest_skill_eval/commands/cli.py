@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .errors import SkillEvalError
+from pytest_skill_eval.errors import SkillEvalError
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -78,25 +78,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "run":
             return _run(args)
         if args.command == "view":
-            from .views import render_checked
+            from pytest_skill_eval.commands.view import render_checked
 
             text, problems = render_checked(args.target, Path.cwd(), group=args.group, variant=args.variant)
             print(text, end="")
             return _problems_exit(problems, "the view")
         if args.command == "list":
-            from .views import list_checked
+            from pytest_skill_eval.commands.view import list_checked
 
             text, problems = list_checked(Path.cwd())
             print(text, end="")
             return _problems_exit(problems, "the listing")
         if args.command == "regrade":
-            from .regrade import regrade
+            from pytest_skill_eval.commands.regrade import regrade
 
             summary, grade_error = regrade(args.target, Path.cwd())
             print(summary)
             return 1 if grade_error else 0  # a grade-error fails, as it does for a run
         if args.command == "check":
-            from .check import check_path
+            from pytest_skill_eval.commands.check import check_path
 
             report, ok = check_path(Path(args.target), Path.cwd(),
                                     auth_file=Path(args.auth).resolve() if args.auth else None,
@@ -121,7 +121,7 @@ def _problems_exit(problems: bool, reader: str) -> int:
 
 
 def _host(args: argparse.Namespace) -> int:
-    from .host.install import install_managed, resolve_host
+    from pytest_skill_eval.host.install import install_managed, resolve_host
 
     if args.host_command == "install":
         host = install_managed(lambda msg: print(msg, file=sys.stderr, flush=True), force=args.force)
@@ -138,7 +138,7 @@ class _RunWatcher:
         self.cancelled = False
 
     def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
-        from .session import is_cancellation
+        from pytest_skill_eval.plugin.session import is_cancellation
 
         # collection errors and xdist's -x/--maxfail stop arrive as KeyboardInterrupt too
         self.cancelled = is_cancellation(excinfo.value)

@@ -1,0 +1,290 @@
+"""``skill-eval view``: reading the selected groups and variants of a stored result.
+
+A view is a reading aid over the canonical evidence tree, never a replacement for it.
+The rendering lives in :mod:`pytest_skill_eval.render.views`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pytest_skill_eval.definitions.selection import select_variants
+from pytest_skill_eval.errors import SelectionError
+from pytest_skill_eval.evidence import layout, readback, store
+from pytest_skill_eval.evidence.locate import (
+    _RESULT_ID,
+    _group_id_of,
+    _position_of,
+    group_dirs,
+    regrade_files,
+    regrade_time,
+    resolve_result,
+    stored_results,
+)
+from pytest_skill_eval.render.text import escape_path, neutralise
+from pytest_skill_eval.render.views import (
+    GroupEvidence,
+    RegradeShown,
+    ResultEvidence,
+    VariantEvidence,
+    _problem_lines,
+    render_result,
+)
+
+# Run artifacts in the order a reader usually wants them; directories end with "/".
+_RUN_FILES = (
+    "run.json",
+    "transcript.json",
+    "final-response.txt",
+    "events.jsonl",
+    "stderr.txt",
+    "fingerprints.json",
+    "context-observations.json",
+)
+
+
+_RUN_DIRS = ("workspace-initial", "workspace", "session")
+
+
+def _checked(path: Path, shape: readback.Shape, result_dir: Path, problems: list[str]) -> Any:
+    # Absent files are ordinary (a run stopped early); unreadable or misshapen ones are
+    # problems the view names and reads past.
+    value, found = readback.read_checked(path, shape, _relative(path, result_dir))
+    problems += found
+    return value
+
+
+def newest_grade(gdir: Path, result_dir: Path, problems: list[str]) -> tuple[dict[str, Any] | None, RegradeShown | None]:
+    """The grade a reader should see: the newest regrade that reads, else ``grade.json``."""
+    original: Any = None
+    for path in regrade_files(gdir):
+        grade = _checked(path, readback.GRADE, result_dir, problems)
+        if grade is not None:
+            state = None
+            if (gdir / "grade.json").is_file():
+                original = _checked(gdir / "grade.json", readback.GRADE, result_dir, [])
+                state = original.get("state") if isinstance(original, dict) else "not what the view expects"
+            return grade, RegradeShown(file=_relative(path, result_dir), time=regrade_time(path), original_state=state)
+    return _checked(gdir / "grade.json", readback.GRADE, result_dir, problems), None
+
+
+def _relative(path: Path, result_dir: Path) -> str:
+    return path.relative_to(result_dir).as_posix()
+
+
+def _run_artifacts(run_dir: Path, result_dir: Path) -> list[str]:
+    found = [_relative(run_dir / name, result_dir) for name in _RUN_FILES if (run_dir / name).is_file()]
+    found += [_relative(run_dir / name, result_dir) + "/" for name in _RUN_DIRS if (run_dir / name).is_dir()]
+    turns = run_dir / "turns"
+    if turns.is_dir():
+        numbered = sorted((p for p in turns.iterdir() if p.name.isdigit()), key=lambda p: int(p.name))
+        found += [_relative(p / "workspace", result_dir) + "/" for p in numbered if (p / "workspace").is_dir()]
+    return found
+
+
+def _workspace_changes(run_dir: Path, result_dir: Path) -> list[tuple[str, str]]:
+    final_dir = run_dir / "workspace"
+    if not final_dir.is_dir():
+        return []
+    before = store.fingerprint_tree(run_dir / "workspace-initial") if (run_dir / "workspace-initial").is_dir() else {}
+    after = store.fingerprint_tree(final_dir)
+    changes: list[tuple[str, str]] = []
+    for rel in sorted(set(before) | set(after)):
+        if rel not in before:
+            changes.append(("added", _relative(final_dir / rel, result_dir)))
+        elif rel not in after:
+            changes.append(("removed", _relative(run_dir / "workspace-initial" / rel, result_dir)))
+        elif before[rel] != after[rel]:
+            changes.append(("modified", _relative(final_dir / rel, result_dir)))
+    return changes
+
+
+def _group_artifacts(gdir: Path, result_dir: Path) -> list[str]:
+    names = [n for n in ("definition.json", "group.json", "grade.json") if (gdir / n).is_file()]
+    names += sorted(p.name for p in regrade_files(gdir))
+    return [_relative(gdir / n, result_dir) for n in names]
+
+
+def _variant(gdir: Path, name: str, result_dir: Path) -> VariantEvidence:
+    problems: list[str] = []
+    return VariantEvidence(
+        name=name,
+        run=_checked(gdir / name / "run.json", readback.RUN, result_dir, problems),
+        transcript=_checked(gdir / name / "transcript.json", readback.TRANSCRIPT, result_dir, problems),
+        artifacts=_run_artifacts(gdir / name, result_dir),
+        workspace_changes=_workspace_changes(gdir / name, result_dir),
+        problems=problems,
+    )
+
+
+def load_result(result_dir: Path, *, group: str | None = None, variant: str | None = None) -> ResultEvidence:
+    """Read what the view needs of *result_dir*, only for the selected group and variants.
+
+    Raises SelectionError for a selector that names nothing. A file that cannot be read,
+    or that parses but is not what the view expects, becomes a problem of its group (or
+    of the result) and the parts that do fit are still shown.
+    """
+    variants = select_variants(variant, "--variant")
+    dirs = group_dirs(result_dir)
+    if group is not None:
+        direct = _from_direct_group(dirs)
+        index = select_group_index([d.name for d in dirs], group, direct=direct, result=escape_path(str(result_dir)))
+        chosen = [dirs[index]]
+    else:
+        chosen = dirs
+    groups: list[GroupEvidence] = []
+    for gdir in chosen:
+        problems: list[str] = []
+        definition = _checked(gdir / "definition.json", readback.DEFINITION, result_dir, problems)
+        group_doc = _checked(gdir / "group.json", readback.GROUP, result_dir, problems)
+        grade, regrade = newest_grade(gdir, result_dir, problems)
+        groups.append(
+            GroupEvidence(
+                dir=gdir.name,
+                position=_position_of(gdir.name),
+                group=group_doc,
+                grade=grade,
+                regrade=regrade,
+                definition_path=definition.get("path") if isinstance(definition, dict) else None,
+                artifacts=_group_artifacts(gdir, result_dir),
+                variants=[_variant(gdir, name, result_dir) for name in variants],
+                problems=problems,
+            )
+        )
+    problems = []
+    summary = _checked(result_dir / "result.json", readback.RESULT, result_dir, problems)
+    return ResultEvidence(
+        path=str(result_dir),
+        summary=summary,
+        groups=groups,
+        group_selector=group,
+        variant=variant,
+        problems=problems,
+    )
+
+
+def has_problems(result: ResultEvidence) -> bool:
+    """Whether any file of the shown evidence was not what the view expects."""
+    return bool(result["problems"]) or any(
+        g["problems"] or any(v["problems"] for v in g["variants"]) for g in result["groups"]
+    )
+
+
+def _from_direct_group(dirs: Sequence[Path]) -> bool:
+    """Whether the result holds one group run from a direct group definition.
+
+    ``group.json`` records ``"suite": null`` for such a group; evidence without the
+    field predates it and is treated as a suite result, so ``--group`` still works.
+    """
+    if len(dirs) != 1:
+        return False
+    data, _problems = readback.read_checked(dirs[0] / "group.json", readback.GROUP)
+    return isinstance(data, dict) and "suite" in data and data["suite"] is None
+
+
+def render(target: str, cwd: Path, *, group: str | None = None, variant: str | None = None) -> str:
+    """Render the stored result *target* (result id or directory) as text.
+
+    *group* selects one group by id or by its one-based position ``NNN`` (the
+    ``groups/NNN-<id>`` directory, the position the run recorded); *variant* selects ``baseline`` or ``candidate``
+    across the selected groups. Raises EvidenceError or SelectionError.
+    """
+    return render_checked(target, cwd, group=group, variant=variant)[0]
+
+
+def render_checked(target: str, cwd: Path, *, group: str | None = None, variant: str | None = None) -> tuple[str, bool]:
+    """:func:`render`, and whether some evidence file was not what the view expects."""
+    result_dir = resolve_result(target, cwd)
+    result = load_result(result_dir, group=group, variant=variant)
+    return render_result(result), has_problems(result)
+
+
+def select_group_index(dir_names: Sequence[str], selector: str, *, direct: bool = False, result: str = "the result") -> int:
+    """The index into *dir_names* of the group *selector* names.
+
+    *selector* is a group id or a one-based position, matched against the ``NNN`` of
+    ``NNN-<id>``: the position the run recorded, which is the suite position (and the
+    directory order) unless the run selected groups. Raises SelectionError when it
+    names nothing, or when *direct* says the result came from a direct group definition
+    (the spec makes ``--group`` invalid there).
+    """
+    if direct:
+        raise SelectionError(
+            f"--group selects a group of a suite result; {result} was run from a direct group definition: drop --group"
+        )
+    if not dir_names:
+        raise SelectionError(f"--group {selector}: {result} holds no groups")
+    ids = [_group_id_of(name) for name in dir_names]
+    positions = [_position_of(name) for name in dir_names]
+    shown = "position " + ", ".join(str(p) for p in positions) if len(positions) == 1 else (
+        "one of the positions " + ", ".join(str(p) for p in positions)
+    )
+    if selector.isascii() and selector.isdigit():
+        if int(selector) in positions:
+            return positions.index(int(selector))
+        raise SelectionError(f"--group {selector} is out of range: {result} has {shown}")
+    if selector in ids:
+        return ids.index(selector)
+    known = ", ".join(json.dumps(i) for i in ids)
+    raise SelectionError(f"--group {json.dumps(selector)} matches no group of {result}: expected one of {known} or {shown}")
+
+
+def _result_time(path: Path) -> str:
+    if _RESULT_ID.fullmatch(path.name):
+        try:
+            return datetime.strptime(path.name[:14], "%Y%m%d%H%M%S").strftime("%Y-%m-%d %H:%M:%S")
+        except ValueError:
+            pass
+    return datetime.fromtimestamp(path.stat().st_mtime, UTC).strftime("%Y-%m-%d %H:%M:%S")
+
+
+def list_checked(cwd: Path) -> tuple[str, bool]:
+    """``skill-eval list``: every stored result under *cwd*, oldest first, and whether some
+    evidence file was not what the listing expects.
+
+    One row per result: id, time (from the id, in UTC), batch state (``unknown`` without
+    ``result.json``), number of groups, and the comparison transitions of each group's
+    newest grade, marked ``(regraded)`` when a regrade is among them.
+    """
+    from pytest_skill_eval.policy import count_words
+
+    runs = cwd / layout.RUNS_DIR
+    results = stored_results(cwd)
+    if not results:
+        return f"no stored results in {escape_path(str(runs))}\n", False
+    rows: list[tuple[str, str, str, str, str]] = []
+    problems: list[str] = []
+    for path in results:
+        summary, found = readback.read_checked(path / "result.json", readback.RESULT, f"{path.name}/result.json")
+        problems += found
+        dirs = group_dirs(path)
+        transitions: list[str] = []
+        regraded = False
+        for gdir in dirs:
+            group_problems: list[str] = []
+            grade, regrade = newest_grade(gdir, path, group_problems)
+            problems += [f"{path.name}/{p}" for p in group_problems]
+            regraded = regraded or regrade is not None
+            transitions += [str(c.get("transition")) for c in (grade or {}).get("comparisons", [])]
+        if not dirs and summary is not None:
+            transitions = [str(t) for g in summary.get("groups", []) for t in (g.get("comparisons") or {}).values()]
+        count = len(summary["groups"]) if summary is not None and "groups" in summary else len(dirs)
+        shown = (count_words(transitions) or "-") + (" (regraded)" if regraded else "")
+        state = str(summary.get("state", "unknown")) if summary is not None else "unknown"
+        rows.append((escape_path(path.name), _result_time(path), escape_path(state), str(count), escape_path(shown)))
+    header = ("id", "time (UTC)", "state", "groups", "transitions")
+    widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]
+    lines = [f"results in {escape_path(str(runs))} (oldest first)"]
+    for row in [header, *rows]:
+        lines.append("  ".join([*(cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])), row[-1]]).rstrip())
+    lines += _problem_lines(problems, 0)
+    return neutralise("\n".join(lines) + "\n"), bool(problems)
+
+
+def list_results(cwd: Path) -> str:
+    """The text of :func:`list_checked`."""
+    return list_checked(cwd)[0]

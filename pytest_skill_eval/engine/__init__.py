@@ -1,0 +1,9 @@
+"""Running groups: the imperative shell between a loaded definition and its evidence.
+
+    engine
+    ├── config     EngineConfig (what the caller decides), ModelBackend, outcomes
+    ├── preflight  the pre-run check of every selected variant, before any subject starts
+    ├── group      one group: fixture and bundles, the variants in order, publication, grading
+    ├── variant    one variant: sources, launch, the host run, its persisted evidence
+    └── batch      the batch summary ``result.json``, written last
+"""

@@ -1,0 +1,58 @@
+"""What the engine needs from its caller, and what it hands back: configuration, backends, outcomes."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+from pytest_skill_eval.definitions.model import VARIANTS, Group, VariantName
+from pytest_skill_eval.host.driver import Safeguards
+from pytest_skill_eval.host.install import HostInstallation
+
+GUARD_PREFIX = "skill-eval guard blocked"
+
+
+Progress = Callable[[str], None]
+
+
+class ModelBackend(Protocol):
+    """Chooses the provider for a group and supplies its ``models.json`` entries."""
+
+    def providers_for(self, group: Group) -> tuple[str | None, str | None, dict[str, Any]]: ...
+
+
+@dataclass(slots=True)
+class EngineConfig:
+    root: Path
+    result_dir: Path
+    host: Callable[[], HostInstallation]
+    models: ModelBackend
+    selected: frozenset[str] = frozenset(VARIANTS)
+    safeguards: Safeguards = Safeguards()
+    user_models: Path | None = None
+    auth_file: Path | None = None
+    progress: Progress = lambda _msg: None
+    #: where the ``piflow`` host lives (a pi-compatible CLI); default: ``piflow`` on PATH
+    piflow: str | None = None
+    env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+
+
+@dataclass(frozen=True, slots=True)
+class VariantOutcome:
+    variant: VariantName
+    state: str
+    reason: str | None
+    run_dir: Path
+
+
+@dataclass(frozen=True, slots=True)
+class GroupOutcome:
+    group: Group
+    position: int
+    state: str
+    group_dir: Path
+    variants: Mapping[str, VariantOutcome]
+    grade: Any  # grading.GroupGrade

@@ -1,0 +1,222 @@
+"""Running one group: fixture and bundle snapshots, the variants in order, publication, grading."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any, cast
+
+from pytest_skill_eval.definitions.model import VARIANTS, Group, Suite, VariantName
+from pytest_skill_eval.engine.config import EngineConfig, GroupOutcome, VariantOutcome
+from pytest_skill_eval.engine.variant import _persist_state, _run_variant
+from pytest_skill_eval.errors import (
+    EvidenceError,
+    SkillEvalError,
+)
+from pytest_skill_eval.evidence import layout, reader, records, store
+from pytest_skill_eval.sources.isolation import (
+    RevisionCheck,
+    auth_secrets,
+    check_description_revision,
+    snapshot_bundles,
+    snapshot_fixture,
+)
+from pytest_skill_eval.sources.redaction import Redactor, unsafe_reason
+from pytest_skill_eval.sources.scratch import new_run_dir
+
+
+def run_group(group: Group, position: int, cfg: EngineConfig, *, suite: Suite | None = None) -> GroupOutcome:
+    """Run the selected variants of *group*, persist everything, grade, persist the grade."""
+    group_dir = cfg.result_dir / "groups" / layout.group_dir_name(position, group.id)
+    redactor = group_redactor(group, cfg)
+    definition = records.DefinitionRecord(str(group.path), group.raw)
+    store.write_json(group_dir / "definition.json", redactor.json(definition.to_json())[0])
+    scratch = new_run_dir()
+    outcomes: dict[str, VariantOutcome] = {}
+    try:
+        shared_error: str | None = None
+        fixture = scratch / "fixture"
+        fixture.mkdir()
+        bundles = scratch / "bundles"
+        try:
+            if group.fixture is not None:
+                snapshot_fixture(cfg.root, group.fixture, fixture)
+        except (SkillEvalError, OSError) as exc:
+            shared_error = f"fixture {group.fixture!r}: {exc}"
+        try:
+            snapshot_bundles(cfg.root, group, bundles)
+        except (SkillEvalError, OSError) as exc:
+            shared_error = shared_error or str(exc)
+        revision = check_description_revision(group, scratch / "revision-check", cfg.root) if shared_error is None else None
+        if revision is not None and revision.state == "failed" and shared_error is None:
+            shared_error = revision.reason
+        cancelled = False
+        for name in VARIANTS:
+            run_dir = group_dir / name
+            if name not in cfg.selected:
+                outcomes[name] = _persist_state(run_dir, group, name, "not-selected", "excluded by variant selection")
+            elif cancelled:
+                outcomes[name] = _persist_state(run_dir, group, name, "cancelled", "cancelled before it started")
+            elif shared_error is not None:
+                outcomes[name] = _persist_state(run_dir, group, name, "invalid", shared_error)
+            else:
+                try:
+                    outcomes[name] = _run_variant(group, group.variant(name), fixture, bundles, scratch / name, run_dir, cfg,
+                                                  redactor)
+                    # nothing of a finished variant may be reachable while its counterpart runs
+                    shutil.rmtree(scratch / name, ignore_errors=True)
+                except KeyboardInterrupt:
+                    # the run's observed evidence is already persisted; no queued subject starts
+                    cancelled = True
+                    if (run_dir / "run.json").exists():
+                        run = store.read_json(run_dir / "run.json")
+                        outcomes[name] = VariantOutcome(name, run["state"], run.get("reason"), run_dir)
+                    else:
+                        outcomes[name] = _persist_state(run_dir, group, name, "cancelled", "cancelled while preparing")
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    suite_ref = {"id": suite.id, "path": str(suite.path)} if suite is not None else None
+    outcome = _publish_group(group, position, group_dir, outcomes, shared_error, suite_ref, redactor, revision)
+    if cancelled:
+        raise KeyboardInterrupt
+    return outcome
+
+
+def _publish_group(group: Group, position: int, group_dir: Path, outcomes: dict[str, VariantOutcome],
+                   shared_error: str | None, suite: dict[str, str] | None, redactor: Redactor,
+                   revision: RevisionCheck | None = None) -> GroupOutcome:
+    """Grade from persisted evidence, then write grade.json and group.json (in that order).
+
+    Spec: a recoverable grade/group publication failure becomes explicit ``grade-error``
+    fallback evidence. A grade that cannot be written as ``grade.json`` goes to
+    ``grade-fallback.json`` as a ``grade-error``; a group record that cannot be written as
+    ``group.json`` goes to ``group-fallback.json`` (with a fallback grade-error grade).
+    When a fallback cannot be written either, the error propagates: queued work stops.
+    """
+    grade = grade_persisted(group, group_dir)
+    grade_json: dict[str, Any] = redactor.json(grade.to_json())[0]
+    grade_name = layout.GRADE_FILE
+    problems: list[str] = []
+
+    def publish_fallback_grade(problem: str) -> None:
+        nonlocal grade_json, grade_name
+        problems.append(problem)
+        grade_json = fallback_grade(grade_json, problem)
+        store.write_json(group_dir / layout.GRADE_FALLBACK, grade_json)
+        grade_name = layout.GRADE_FALLBACK
+
+    try:
+        store.write_json(group_dir / layout.GRADE_FILE, grade_json)
+    except _PUBLICATION_ERRORS as exc:
+        publish_fallback_grade(f"grade.json could not be written: {exc}; the grade is in {layout.GRADE_FALLBACK}")
+    state = group_state([o.state for o in outcomes.values()], fixture_failed=shared_error is not None)
+
+    def record() -> dict[str, Any]:
+        value = records.GroupRecord(
+            id=group.id,
+            position=position,
+            path=str(group.path),
+            suite=records.SuiteRef(suite["id"], suite["path"]) if suite is not None else None,
+            type=group.type,
+            state=cast(records.GroupState, state),
+            grade_state=grade_json["state"],
+            variants={cast(VariantName, n): records.VariantState(cast(records.RunState, o.state), o.reason)
+                      for n, o in outcomes.items()},
+            review_questions=group.review_questions,
+            grade_file=grade_name,
+            revision_check=records.RevisionState(revision.state, revision.reason) if revision is not None else None,
+            publication_errors=tuple(problems),
+        )
+        clean: dict[str, Any] = redactor.json(value.to_json())[0]
+        return clean
+
+    try:
+        store.write_json(group_dir / layout.GROUP_FILE, record())
+    except _PUBLICATION_ERRORS as exc:
+        problem = f"group.json could not be written: {exc}; the group record is in {layout.GROUP_FALLBACK}"
+        if grade_name == layout.GRADE_FILE:
+            publish_fallback_grade(problem)
+        else:
+            problems.append(problem)
+        store.write_json(group_dir / layout.GROUP_FALLBACK, record())
+    return GroupOutcome(group, position, state, group_dir, outcomes, grade)
+
+
+#: what a failed write of grade.json or group.json raises (serialising included)
+_PUBLICATION_ERRORS = (OSError, EvidenceError, TypeError, ValueError)
+
+
+def fallback_grade(grade: Mapping[str, Any], problem: str) -> dict[str, Any]:
+    """*grade* as an explicit ``grade-error``: its results kept, *problem* added as a system error."""
+    errors = [*grade.get("errors", []), {"scope": "system", "owner": None, "variant": None, "message": problem}]
+    return {**grade, "state": "grade-error", "errors": errors}
+
+
+def grade_persisted(group: Group, group_dir: Path) -> Any:
+    """Grade from persisted evidence; a thrown failure becomes explicit grade-error evidence.
+
+    The one grading entry point for a run and for ``skill-eval regrade``, so a regrade of
+    untouched evidence reproduces ``grade.json`` byte for byte.
+    """
+    from pytest_skill_eval.grading import GradeError, GroupGrade, grade_group
+
+    try:
+        observations = {
+            name: reader.load_observation(group_dir / name)
+            for name in VARIANTS
+            if (group_dir / name / "run.json").exists()
+        }
+        return grade_group(group, observations)
+    except Exception as exc:  # noqa: BLE001 - any grading crash must become evidence, not a traceback
+        error = GradeError(scope="system", owner=None, variant=None, message=f"grading failed: {type(exc).__name__}: {exc}")
+        return GroupGrade(group_id=group.id, state="grade-error", expectations=(), comparisons=(), errors=(error,))
+
+
+def persist_invalid_definition(result_dir: Path, position: int, ref: str, error: SkillEvalError) -> Path:
+    """Evidence for a suite entry whose group definition cannot be loaded: state ``invalid``.
+
+    No group id is known, so the directory is named after the referenced file.
+    """
+    group_dir = result_dir / "groups" / invalid_definition_dir_name(position, ref)
+    reason = f"invalid group definition: {error}"
+    invalid = records.VariantState("invalid", reason)
+    record = records.InvalidGroupRecord(ref=ref, position=position, variants={"baseline": invalid, "candidate": invalid},
+                                        definition_errors=tuple(str(error).splitlines()))
+    store.write_json(group_dir / "group.json", record.to_json())
+    return group_dir
+
+
+def invalid_definition_dir_name(position: int, ref: str) -> str:
+    """``NNN-invalid-<file stem>``: the directory of a suite entry whose definition does not load."""
+    return layout.group_dir_name(position, f"invalid-{Path(ref).stem.lower() or 'group'}")
+
+
+def group_state(states: Iterable[str], *, fixture_failed: bool = False) -> str:
+    """Group state from its run states (spec: complete, partially-complete, invalid, cancelled).
+
+    ``partially-complete`` needs at least one complete selected run: a group none of whose
+    selected runs completed (each invalid or infrastructure-failed) is ``invalid``, since
+    nothing of it can be compared.
+    """
+    states = list(states)
+    if "cancelled" in states:
+        return "cancelled"
+    if fixture_failed:
+        return "invalid"
+    selected = [s for s in states if s != "not-selected"]
+    if selected and "complete" not in selected:
+        return "invalid"
+    if all(s == "complete" for s in selected):
+        return "complete"
+    return "partially-complete"
+
+
+def group_redactor(group: Group, cfg: EngineConfig) -> Redactor:
+    """The values no evidence of *group* may hold: its inherited values and the auth file's secrets.
+
+    An inherited value too short or too common to redact reliably is not a secret to
+    redact: the variant is made invalid before the subject starts (see :func:`_inherited`).
+    """
+    values = [cfg.env[n] for n in group.runtime.environment.inherit if n in cfg.env and unsafe_reason(cfg.env[n]) is None]
+    return Redactor.of([*values, *auth_secrets(cfg.auth_file).values()])

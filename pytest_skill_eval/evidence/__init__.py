@@ -1,0 +1,12 @@
+"""The canonical evidence tree under ``.skill-eval/runs/<result-id>/``.
+
+    evidence
+    ├── layout    result ids, directory and file names: the only code that knows them
+    ├── store     atomic writes, safe copies, reading trees back as bytes or fingerprints
+    ├── records   typed records of every stored JSON file (to/from JSON, schema-checked)
+    ├── reader    reading stored evidence back through its records (grading's input)
+    ├── locate    finding stored results by id, prefix, ``latest`` or directory
+    └── readback  field checks the views still use (being replaced by ``records``)
+
+The layout itself is documented in ``docs/evidence.md``.
+"""

@@ -1,0 +1,114 @@
+"""The evidence layout: result ids, directory and file names, and the only code that parses them."""
+
+from __future__ import annotations
+
+import re
+import secrets
+import shutil
+from collections.abc import Callable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from pytest_skill_eval.evidence.store import write_atomic
+
+RUNS_DIR = Path(".skill-eval") / "runs"
+
+
+SELECTION_FILE = "selection.json"
+
+
+GRADE_FILE = "grade.json"
+
+
+GRADE_FALLBACK = "grade-fallback.json"
+
+
+GROUP_FILE = "group.json"
+
+
+GROUP_FALLBACK = "group-fallback.json"
+
+
+_GROUP_DIR = re.compile(r"(\d{3,})-(.+)")
+
+
+# tempfile's names: a prefix we choose, then 8 random characters from [a-z0-9_]
+_STAGING_DIR = re.compile(r"\..+\.[a-z0-9_]{8}")
+
+
+_TEMP_FILE = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
+
+
+def ensure_runs_dir(root: Path) -> Path:
+    """``<root>/.skill-eval/runs``, given a ``.gitignore`` of ``*`` when it has none.
+
+    Evidence holds workspaces and transcripts that do not belong in the skill's repository.
+    A ``.gitignore`` already there (the user's own) is left alone.
+    """
+    runs = root / RUNS_DIR
+    ignore = runs / ".gitignore"
+    if not ignore.exists():
+        write_atomic(ignore, b"# evidence written by pytest-skill-eval; not for version control\n*\n")
+    return runs
+
+
+def new_result_id(now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> str:
+    """``YYYYmmddHHMMSS-<8 hex>``."""
+    return f"{now().strftime('%Y%m%d%H%M%S')}-{secrets.token_hex(4)}"
+
+
+def group_dirs(result_dir: Path) -> list[Path]:
+    """The ``groups/NNN-<id>`` directories of a result, in position order; hidden staging never counts."""
+    root = result_dir / "groups"
+    if not root.is_dir():
+        return []
+    found = [(int(m.group(1)), p) for p in root.iterdir() if p.is_dir() and (m := _GROUP_DIR.fullmatch(p.name))]
+    return [p for _, p in sorted(found, key=lambda item: (item[0], item[1].name))]
+
+
+def group_record_file(group_dir: Path) -> Path | None:
+    """``group.json``, else its ``group-fallback.json``, else None (the group never finished)."""
+    for name in (GROUP_FILE, GROUP_FALLBACK):
+        if (group_dir / name).is_file():
+            return group_dir / name
+    return None
+
+
+def grade_file(group_dir: Path, record: Mapping[str, Any]) -> Path:
+    """The grade a group record points at (``grade.json`` unless a fallback was published)."""
+    name = record.get("grade_file") if isinstance(record.get("grade_file"), str) else GRADE_FILE
+    return group_dir / Path(str(name)).name
+
+
+def sweep_staging(result_dir: Path) -> list[Path]:
+    """Remove hidden staging directories and temporary files a killed writer left in *result_dir*.
+
+    Only the levels the writers use are looked at (the result, ``groups/``, each group,
+    variant and ``turns/<n>`` directory); workspace copies keep the subject's own dot files.
+    Call it only when no writer of this result can still be running.
+    """
+    levels = [result_dir, result_dir / "groups"]
+    for gdir in group_dirs(result_dir):
+        levels.append(gdir)
+        for run_dir in (p for p in gdir.iterdir() if p.is_dir() and not p.name.startswith(".")):
+            levels.append(run_dir)
+            turns = run_dir / "turns"
+            if turns.is_dir():
+                levels.extend(p for p in turns.iterdir() if p.is_dir() and p.name.isdigit())
+    removed: list[Path] = []
+    for level in levels:
+        if not level.is_dir():
+            continue
+        for entry in level.iterdir():
+            if entry.is_dir() and not entry.is_symlink() and _STAGING_DIR.fullmatch(entry.name):
+                shutil.rmtree(entry, ignore_errors=True)
+                removed.append(entry)
+            elif entry.is_file() and _TEMP_FILE.fullmatch(entry.name):
+                entry.unlink(missing_ok=True)
+                removed.append(entry)
+    return removed
+
+
+def group_dir_name(position: int, group_id: str) -> str:
+    return f"{position:03d}-{group_id}"

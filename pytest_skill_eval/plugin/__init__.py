@@ -1,0 +1,10 @@
+"""The pytest layer: it only orchestrates.
+
+    plugin
+    ├── hooks     the pytest hooks (the ``pytest11`` entry point): options, collection, reporting
+    ├── items     the definition file node, one item per group, broken-reference items
+    ├── declared  which paths a run declares and which groups they name
+    ├── session   the per-process session: result id, selection, verdicts, summary, finish
+    ├── progress  live progress while a group runs
+    └── junit     per-variant, per-expectation and per-comparison JUnit entries
+"""
