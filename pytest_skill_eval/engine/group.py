@@ -9,7 +9,7 @@ from typing import Any, cast
 
 from pytest_skill_eval.definitions.model import VARIANTS, Group, Suite, VariantName
 from pytest_skill_eval.engine.config import EngineConfig, GroupOutcome, VariantOutcome
-from pytest_skill_eval.engine.variant import _persist_state, _run_variant
+from pytest_skill_eval.engine.variant import _persist_state, run_variant
 from pytest_skill_eval.errors import (
     EvidenceError,
     SkillEvalError,
@@ -62,7 +62,7 @@ def run_group(group: Group, position: int, cfg: EngineConfig, *, suite: Suite | 
                 outcomes[name] = _persist_state(run_dir, group, name, "invalid", shared_error)
             else:
                 try:
-                    outcomes[name] = _run_variant(group, group.variant(name), fixture, bundles, scratch / name, run_dir, cfg,
+                    outcomes[name] = run_variant(group, group.variant(name), fixture, bundles, scratch / name, run_dir, cfg,
                                                   redactor)
                     # nothing of a finished variant may be reachable while its counterpart runs
                     shutil.rmtree(scratch / name, ignore_errors=True)

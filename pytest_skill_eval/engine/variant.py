@@ -1,11 +1,24 @@
-"""Running one variant: its sources, its launch, the host run, and its persisted evidence."""
+"""Running one variant, in steps: prepare -> plan -> drive -> persist.
+
+    prepare  the variant's skills and context snapshotted from its source, inherited values,
+             the provider and the host; a problem ends the variant ``invalid`` or
+             ``infrastructure-failed`` before anything starts
+    plan     the private agent dir, the configured extensions and the :class:`LaunchPlan`
+    drive    pi runs (JSON or RPC mode); turn snapshots and progress as it goes
+    persist  every evidence file, redacted, then ``run.json`` (a :class:`RunRecord`) last
+
+Each step takes and returns values; :class:`VariantEvidence` owns the run's evidence
+directory and the redaction counts, so nothing else writes into it.
+"""
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
@@ -20,6 +33,7 @@ from pytest_skill_eval.errors import (
     SourceError,
 )
 from pytest_skill_eval.evidence import records, store
+from pytest_skill_eval.evidence.records import RunRecord
 from pytest_skill_eval.grading.kinds import WORKSPACE_KINDS
 from pytest_skill_eval.host.driver import HostRun, run_json, run_rpc
 from pytest_skill_eval.host.install import HostInstallation, cache_dir
@@ -32,11 +46,11 @@ from pytest_skill_eval.host.launch import (
     write_tool_gate,
 )
 from pytest_skill_eval.host.protocol import (
+    Record,
     build_turn,
     models_used,
     registered_context,
     registered_skills,
-    turn_to_json,
     usage_totals,
 )
 from pytest_skill_eval.sources.isolation import (
@@ -52,56 +66,143 @@ def _inherited(group: Group, env: Mapping[str, str]) -> dict[str, str]:
     return inherited_values(group, env)
 
 
+@dataclass(slots=True)
+class VariantEvidence:
+    """The evidence directory of one run: every file redacted as it is written, counted."""
+
+    run_dir: Path
+    redactor: Redactor
+    redactions: dict[str, int] = field(default_factory=dict)
+
+    def count(self, rel: str, n: int) -> None:
+        if n:
+            self.redactions[rel] = self.redactions.get(rel, 0) + n
+
+    def snapshot(self, src: Path, rel: str) -> None:
+        """A workspace or session copy into evidence, each file redacted as it is written."""
+        counts = store.copy_tree_atomic(src, self.run_dir / rel, self.redactor.data if self.redactor.active else None)
+        self.redactions.update({f"{rel}/{k}": v for k, v in counts.items()})
+
+    def write_text(self, rel: str, text: str) -> None:
+        clean, n = self.redactor.text(text)
+        self.count(rel, n)
+        store.write_atomic(self.run_dir / rel, clean.encode("utf-8"), sync_dir=False)
+
+    def write_json(self, rel: str, value: Any, *, sync_dir: bool = False) -> None:
+        clean, n = self.redactor.json(value)
+        self.count(rel, n)
+        store.write_json(self.run_dir / rel, clean, sync_dir=sync_dir)
+
+    def finish(self, record: RunRecord) -> VariantOutcome:
+        """``run.json``, written last, with the one directory fsync that makes every rename durable."""
+        record = replace(record, redactions=dict(self.redactions))
+        store.write_json(self.run_dir / "run.json", self.redactor.json(record.to_json())[0])
+        return VariantOutcome(record.variant, record.state, record.reason, self.run_dir)
+
+
 def _persist_state(run_dir: Path, group: Group, name: VariantName, state: str, reason: str) -> VariantOutcome:
-    record = records.RunRecord(variant=name, group=group.id, state=cast(records.RunState, state), reason=reason)
+    """A variant that never started: ``run.json`` with its state and why."""
+    record = RunRecord(variant=name, group=group.id, state=cast(records.RunState, state), reason=reason)
     store.write_json(run_dir / "run.json", record.to_json())
     return VariantOutcome(name, state, reason, run_dir)
 
 
-def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, base: Path, run_dir: Path, cfg: EngineConfig,
-                 redactor: Redactor) -> VariantOutcome:
+def runtime_echo(group: Group) -> dict[str, Any]:
+    """The definition's runtime as ``run.json`` echoes it."""
+    runtime = group.runtime
+    return {
+        "host": runtime.host,
+        "session": runtime.session,
+        "extensions": [{"entry": b.entry, "resources": list(b.resources)} for b in runtime.extensions],
+        "environment": {"literal": dict(runtime.environment.literal), "inherit": list(runtime.environment.inherit)},
+    }
+
+
+@dataclass(frozen=True, slots=True)
+class Prepared:
+    """A variant whose resources are snapshotted and whose provider and host are known."""
+
+    record: RunRecord
+    workspace: Path
+    skills: list[Path]
+    contexts: list[Path]
+    contexts_text: list[dict[str, str]]
+    inherited: dict[str, str]
+    provider: str | None
+    model: str | None
+    providers: dict[str, Any]
+    host: HostInstallation
+
+
+@dataclass(frozen=True, slots=True)
+class Planned:
+    """A variant ready to launch: the plan and what the run is checked against afterwards."""
+
+    prepared: Prepared
+    plan: LaunchPlan
+    target_file: Path | None
+    resources: list[Path]
+    before: dict[str, dict[str, str]]
+    gate_dir: Path
+    observer_out: Path | None
+    session_dir: Path | None
+
+
+@dataclass(frozen=True, slots=True)
+class Driven:
+    """What driving pi produced: the observed run, a delivery veto, when it started."""
+
+    run: HostRun
+    veto: str | None
+    started: float
+
+
+def run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, base: Path, run_dir: Path,
+                cfg: EngineConfig, redactor: Redactor) -> VariantOutcome:
+    """Run one variant through its steps; its evidence is on disk when this returns or raises."""
     name = variant.name
     cfg.progress(f"{group.id} [{name}] preparing")
-    workspace, agent_dir, home = base / "workspace", base / "agent", base / "home"
+    evidence = VariantEvidence(run_dir, redactor)
+    workspace = base / "workspace"
     shutil.copytree(fixture, workspace)
-    redactions: dict[str, int] = {}
+    evidence.snapshot(workspace, "workspace-initial")
+    start = RunRecord(variant=name, group=group.id, state="invalid", reason=None, runtime=runtime_echo(group))
+    prepared = prepare(group, variant, base, cfg, start)
+    if isinstance(prepared, RunRecord):
+        return evidence.finish(prepared)
+    planned = plan_launch(group, variant, prepared, bundles, base, cfg)
+    if isinstance(planned, RunRecord):
+        return evidence.finish(planned)
+    driven = drive(group, name, planned, cfg, evidence)
+    outcome = evidence.finish(persist(group, planned, driven, evidence))
+    if driven.run.outcome == "cancelled":
+        raise KeyboardInterrupt  # evidence is safe on disk; no queued subject may start
+    return outcome
 
-    def snapshot(src: Path, rel: str) -> None:
-        """A workspace or session copy into evidence, each file redacted as it is written."""
-        counts = store.copy_tree_atomic(src, run_dir / rel, redactor.data if redactor.active else None)
-        redactions.update({f"{rel}/{k}": v for k, v in counts.items()})
 
-    def write_record(value: dict[str, Any]) -> None:
-        if redactions:
-            value["redactions"] = dict(sorted(redactions.items()))
-        store.write_json(run_dir / "run.json", redactor.json(value)[0])
-
-    snapshot(workspace, "workspace-initial")
-    record: dict[str, Any] = {
-        "variant": name, "group": group.id, "state": "invalid", "reason": None, "paths": {},
-        "runtime": {
-            "host": group.runtime.host,
-            "session": group.runtime.session,
-            "extensions": [{"entry": b.entry, "resources": list(b.resources)} for b in group.runtime.extensions],
-            "environment": {"literal": dict(group.runtime.environment.literal), "inherit": list(group.runtime.environment.inherit)},
-        },
-    }
+def prepare(group: Group, variant: Variant, base: Path, cfg: EngineConfig, start: RunRecord) -> Prepared | RunRecord:
+    """Snapshot the variant's resources and resolve what it runs with, or the record of why not."""
+    record = start
     try:
         skills, contexts, source = materialise_resources(variant, base, cfg.root)
-        record["source"] = source
+        record = replace(record, source=records.SourceRecord.from_json(source))
         inherited = _inherited(group, cfg.env)
         contexts_text = context_files(contexts)
         provider, model_id, providers = cfg.models.providers_for(group)
         host = _select_host(group.runtime.host, cfg)
     except (InvalidVariant, SourceError, ScriptError) as exc:
-        record["reason"] = str(exc)
-        write_record(record)
-        return VariantOutcome(name, "invalid", str(exc), run_dir)
+        return replace(record, reason=str(exc))
     except HostError as exc:
-        record.update(state="infrastructure-failed", reason=str(exc))
-        write_record(record)
-        return VariantOutcome(name, "infrastructure-failed", str(exc), run_dir)
+        return replace(record, state="infrastructure-failed", reason=str(exc))
+    return Prepared(record, base / "workspace", skills, contexts, contexts_text, inherited, provider, model_id,
+                    providers, host)
 
+
+def plan_launch(group: Group, variant: Variant, prepared: Prepared, bundles: Path, base: Path,
+                cfg: EngineConfig) -> Planned | RunRecord:
+    """Write the private agent dir and the configured extensions; build the launch plan."""
+    workspace, agent_dir, home = prepared.workspace, base / "agent", base / "home"
+    skills, contexts = prepared.skills, prepared.contexts
     target_file = skills[variant.target] / "SKILL.md" if variant.target is not None else None
     extension_root = base / "extensions"
     if bundles.exists():
@@ -114,14 +215,16 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, b
     # configuration is inlined into per-variant copies of the extensions, outside the workspace
     host_ext = base / "host-extensions"
     private = [os.path.realpath(p) for p in (host_ext, agent_dir, home, observer_out)]
-    guard_config = {**allowed_roots_config(workspace, skills + contexts), "deny": private, "context": contexts_text}
-    write_agent_config(agent_dir, home, providers, user_models=cfg.user_models, auth_file=cfg.auth_file)
+    guard_config = {**allowed_roots_config(workspace, skills + contexts), "deny": private,
+                    "context": prepared.contexts_text}
+    write_agent_config(agent_dir, home, prepared.providers, user_models=cfg.user_models, auth_file=cfg.auth_file)
     session_dir = base / "session" if group.runtime.session else None
     try:
         gate = write_tool_gate(host_ext, group.tools)
         extensions = [configured_extension("guard.mjs", host_ext, guard_config), gate, *bundle_entries]
         if observe:
             extensions.append(configured_extension("observer.mjs", host_ext, {"out": str(observer_out)}))
+        host = prepared.host
         plan = LaunchPlan(
             host=host,
             mode=launch_mode(group.type == "description", group.prompts),
@@ -131,29 +234,34 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, b
             skills=tuple(skills),
             extensions=tuple(extensions),
             tools=group.tools,
-            provider=provider,
-            model=model_id,
+            provider=prepared.provider,
+            model=prepared.model,
             thinking=group.model.thinking if group.model else None,
             session_dir=session_dir,
             prompts=group.prompts,
             literal_env=group.runtime.environment.literal,
-            inherited_env=inherited,
+            inherited_env=prepared.inherited,
             compile_cache=None if os.environ.get("SKILL_EVAL_NO_COMPILE_CACHE") else cache_dir() / "node-compile-cache" / host.version,
         )
     except LaunchRefused as exc:
-        record["reason"] = f"launch refused: {exc}"
-        write_record(record)
-        return VariantOutcome(name, "invalid", record["reason"], run_dir)
-    turn_scoped = any(e.turn is not None and e.variant == name and e.kind in WORKSPACE_KINDS for e in group.expectations)
+        return replace(prepared.record, reason=f"launch refused: {exc}")
+    return Planned(prepared, plan, target_file, resources, before, gate.parent, observer_out if observe else None,
+                   session_dir)
 
+
+def drive(group: Group, name: VariantName, planned: Planned, cfg: EngineConfig,
+          evidence: VariantEvidence) -> Driven:
+    """Run pi; after each settled turn, snapshot the workspace when a check is turn-scoped."""
+    plan, workspace = planned.plan, planned.prepared.workspace
+    turn_scoped = any(e.turn is not None and e.variant == name and e.kind in WORKSPACE_KINDS for e in group.expectations)
     live = {"turn": 1, "calls": 0}
 
     def after_turn(index: int) -> None:
         if turn_scoped:
-            snapshot(workspace, f"turns/{index}/workspace")
+            evidence.snapshot(workspace, f"turns/{index}/workspace")
         cfg.progress(f"{group.id} [{name}] turn {index}/{len(group.prompts)} settled")
 
-    def watch(rec: Any) -> None:
+    def watch(rec: Record) -> None:
         data = rec.data or {}
         if data.get("type") == "tool_execution_start":
             live["calls"] += 1
@@ -169,38 +277,96 @@ def _run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, b
         run = run_json(plan, cfg.safeguards, observe=watch)
         if run.outcome == "complete":
             after_turn(1)
-    else:
-        sent = list(group.prompts)
+        return Driven(run, None, started)
+    sent = list(group.prompts)
+    target_file = planned.target_file
 
-        def deliver(commands: list[dict[str, Any]]) -> str | None:
-            # body groups: explicit delivery of the exact snapshotted target on turn one
-            if group.type != "body" or target_file is None:
-                return None
-            skill_name, problem = resolve_skill_command(commands, target_file)
-            if problem:
-                veto.append(problem)
-                return problem
-            sent[0] = f"/skill:{skill_name} {group.prompts[0]}"
+    def deliver(commands: list[dict[str, Any]]) -> str | None:
+        # body groups: explicit delivery of the exact snapshotted target on turn one
+        if group.type != "body" or target_file is None:
             return None
+        skill_name, problem = resolve_skill_command(commands, target_file)
+        if problem:
+            veto.append(problem)
+            return problem
+        sent[0] = f"/skill:{skill_name} {group.prompts[0]}"
+        return None
 
-        run = run_rpc(plan, sent, cfg.safeguards, before_first_turn=deliver, after_turn=after_turn, observe=watch)
-    active = _active_tools(gate.parent / "active-tools.jsonl")
-    record["registered_tools"] = active
+    run = run_rpc(plan, sent, cfg.safeguards, before_first_turn=deliver, after_turn=after_turn, observe=watch)
+    return Driven(run, veto[0] if veto else None, started)
+
+
+def persist(group: Group, planned: Planned, driven: Driven, evidence: VariantEvidence) -> RunRecord:
+    """Persist one run's evidence and return its record; every secret is redacted before
+    anything is serialised.
+
+    Host output is redacted on its decoded strings (events per record, streamed deltas over
+    their assembled block), JSON values recursively; workspace files byte-wise as they are
+    copied. Each file that held a secret is listed with its count in ``run.json``
+    ``redactions``.
+    """
+    plan, run, prepared = planned.plan, driven.run, planned.prepared
+    active = _active_tools(planned.gate_dir / "active-tools.jsonl")
     mismatch = [a for a in active if sorted(a) != sorted(group.tools)]
-    if veto:
-        record.update(state="invalid", reason=veto[0])
+    state: records.RunState = "invalid"
+    reason: str | None = None
+    if driven.veto:
+        reason = driven.veto
     elif mismatch:
-        record.update(state="invalid", reason=f"the host registered tools {sorted(mismatch[0])} but the group declares {sorted(group.tools)}")
-    if observe:
-        _persist_observations(observer_out, run_dir / "context-observations.json", redactor, redactions)
-    if session_dir is not None and session_dir.exists():
-        snapshot(session_dir, "session")
-    record["context_files"] = [c["path"] for c in contexts_text]
-    _persist_run(plan, run, record, before, resources, target_file, contexts, skills, workspace, run_dir, started,
-                 redactor, snapshot, write_record, redactions)
-    if run.outcome == "cancelled":
-        raise KeyboardInterrupt  # evidence is safe on disk; no queued subject may start
-    return VariantOutcome(name, record["state"], record["reason"], run_dir)
+        reason = f"the host registered tools {sorted(mismatch[0])} but the group declares {sorted(group.tools)}"
+    if planned.observer_out is not None:
+        _persist_observations(planned.observer_out, evidence)
+    if planned.session_dir is not None and planned.session_dir.exists():
+        evidence.snapshot(planned.session_dir, "session")
+    turns = [build_turn(span, run.records, (GUARD_PREFIX,)) for span in run.spans]
+    after = {str(p): store.fingerprint_tree(p) for p in planned.resources}
+    changed = sorted(p for p in planned.before if planned.before[p] != after.get(p))
+    if reason is None:
+        # pi's "/login" advice does not work here: the reason names the fix that does
+        state = run.outcome
+        reason = explain_host_failure(run.failure, bytes(run.stderr).decode("utf-8", "replace"))
+        if run.outcome == "complete" and changed:
+            state = "invalid"
+            reason = "declared resources changed during the run: " + ", ".join(changed)
+    lines, n = redact_events(evidence.redactor, [(r.data, r.raw) for r in run.records])
+    evidence.count("events.jsonl", n)
+    store.write_atomic(evidence.run_dir / "events.jsonl", "".join(line + "\n" for line in lines).encode("utf-8"),
+                       sync_dir=False)
+    stderr, n = evidence.redactor.stream_text(bytes(run.stderr))
+    evidence.count("stderr.txt", n)
+    store.write_atomic(evidence.run_dir / "stderr.txt", stderr, sync_dir=False)
+    times = [*run.turn_times, *[(None, None)] * len(turns)]
+    transcript = records.TranscriptRecord(tuple(
+        records.TranscriptTurn(turn, records.Usage.from_json(usage_totals(run.records, span.start, span.end)),
+                               started, ended, (span.start, span.end))
+        for span, turn, (started, ended) in zip(run.spans, turns, times, strict=False)
+    ))
+    evidence.write_json("transcript.json", transcript.to_json())
+    evidence.write_text("final-response.txt", turns[-1].response if turns else "")
+    evidence.write_json("fingerprints.json", {"before": planned.before, "after": after})
+    evidence.snapshot(prepared.workspace, "workspace")
+    ran = records.HostRunRecord(
+        registered_tools=tuple(tuple(a) for a in active),
+        context_files=tuple(c["path"] for c in prepared.contexts_text),
+        host=plan.host.to_json(),
+        mode=plan.mode,
+        model=_model_record(plan, models_used(run.records)),
+        argv=tuple(plan.argv()),
+        env=plan.redacted_env(),
+        tools=tuple(plan.tools),
+        registered_skills=registered_skills(run.records, run.commands),
+        registered_context=tuple(registered_context(run.records)),
+        returncode=run.returncode,
+        started_at=run.started_at or driven.started,
+        ended_at=run.ended_at or time.time(),
+        turn_times=tuple(run.turn_times),
+        usage=records.Usage.from_json(usage_totals(run.records)),
+        fingerprints_changed=tuple(changed),
+    )
+    paths = records.RunPaths(str(prepared.workspace), tuple(str(s) for s in prepared.skills),
+                             str(planned.target_file) if planned.target_file else None,
+                             tuple(str(c) for c in prepared.contexts))
+    return replace(prepared.record, state=state, reason=reason, paths=paths, ran=ran)
 
 
 def resolve_skill_command(commands: list[dict[str, Any]], target_file: Path) -> tuple[str | None, str | None]:
@@ -233,105 +399,28 @@ def _select_host(name: str, cfg: EngineConfig) -> HostInstallation:
     return from_explicit(location)
 
 
-def _persist_run(plan: LaunchPlan, run: HostRun, record: dict[str, Any], before: dict[str, dict[str, str]],
-                 resources: list[Path], target_file: Path | None, contexts: list[Path], skills: list[Path],
-                 workspace: Path, run_dir: Path, started: float, redactor: Redactor,
-                 snapshot: Callable[[Path, str], None], write_record: Callable[[dict[str, Any]], None],
-                 redactions: dict[str, int]) -> None:
-    """Persist one run's evidence; every secret is redacted before anything is serialised.
-
-    Host output is redacted on its decoded strings (events per record, streamed deltas over
-    their assembled block), JSON values recursively; workspace files byte-wise as they are
-    copied. Each file that held a secret is listed with its count in ``run.json``
-    ``redactions``.
-    """
-
-    def count(rel: str, n: int) -> None:
-        if n:
-            redactions[rel] = redactions.get(rel, 0) + n
-
-    turns = [build_turn(span, run.records, (GUARD_PREFIX,)) for span in run.spans]
-    after = {str(p): store.fingerprint_tree(p) for p in resources}
-    changed = sorted(p for p in before if before[p] != after.get(p))
-    if record["reason"] is None:
-        # pi's "/login" advice does not work here: the reason names the fix that does
-        record["state"] = run.outcome
-        record["reason"] = explain_host_failure(run.failure, bytes(run.stderr).decode("utf-8", "replace"))
-        if run.outcome == "complete" and changed:
-            record["state"] = "invalid"
-            record["reason"] = "declared resources changed during the run: " + ", ".join(changed)
-    record.update(
-        host=plan.host.to_json(),
-        mode=plan.mode,
-        model=_model_record(plan, models_used(run.records)),
-        argv=plan.argv(),
-        env=plan.redacted_env(),
-        tools=list(plan.tools),
-        paths={
-            "workspace": str(workspace),
-            "skills": [str(s) for s in skills],
-            "target_file": str(target_file) if target_file else None,
-            "context": [str(c) for c in contexts],
-        },
-        registered_skills=registered_skills(run.records, run.commands),
-        registered_context=registered_context(run.records),
-        returncode=run.returncode,
-        started_at=run.started_at or started,
-        ended_at=run.ended_at or time.time(),
-        turn_times=run.turn_times,
-        usage=usage_totals(run.records),
-        fingerprints_changed=changed,
-    )
-    # run.json is written last, with the one directory fsync that makes every rename durable
-    lines, n = redact_events(redactor, [(r.data, r.raw) for r in run.records])
-    count("events.jsonl", n)
-    store.write_atomic(run_dir / "events.jsonl", "".join(line + "\n" for line in lines).encode("utf-8"), sync_dir=False)
-    stderr, n = redactor.stream_text(bytes(run.stderr))
-    count("stderr.txt", n)
-    store.write_atomic(run_dir / "stderr.txt", stderr, sync_dir=False)
-    transcript = []
-    for span, turn, times in zip(run.spans, turns, run.turn_times + [(None, None)] * len(turns), strict=False):
-        transcript.append({**turn_to_json(turn), "usage": usage_totals(run.records, span.start, span.end),
-                           "started_at": times[0], "ended_at": times[1], "events": [span.start, span.end]})
-    clean_transcript, n = redactor.json({"turns": transcript})
-    count("transcript.json", n)
-    store.write_json(run_dir / "transcript.json", clean_transcript, sync_dir=False)
-    response, n = redactor.text(turns[-1].response if turns else "")
-    count("final-response.txt", n)
-    store.write_atomic(run_dir / "final-response.txt", response.encode("utf-8"), sync_dir=False)
-    store.write_json(run_dir / "fingerprints.json", redactor.json({"before": before, "after": after})[0], sync_dir=False)
-    snapshot(workspace, "workspace")
-    write_record(record)
-
-
-def _model_record(plan: LaunchPlan, used: list[dict[str, str]]) -> dict[str, Any]:
+def _model_record(plan: LaunchPlan, used: Sequence[Mapping[str, str]]) -> records.ModelRecord:
     """The model the run used: pi's own answer when it chose (an omitted ``model``)."""
     declared = f"{plan.provider}/{plan.model}" if plan.provider else None
     first = used[0] if used else {"provider": plan.provider, "model": plan.model}
-    return {"provider": first["provider"], "model": first["model"], "thinking": plan.thinking,
-            "declared": declared, "used": used}
+    return records.ModelRecord(first["provider"], first["model"], plan.thinking, declared, tuple(used))
 
 
 def _active_tools(source: Path) -> list[list[str]]:
     """The tool sets pi had active before each model request, as the tool gate recorded them."""
-    import json
-
     if not source.exists():
         return []
     return [list(json.loads(line)["active"]) for line in source.read_text(encoding="utf-8").splitlines() if line]
 
 
-def _persist_observations(source: Path, dest: Path, redactor: Redactor, redactions: dict[str, int]) -> None:
+def _persist_observations(source: Path, evidence: VariantEvidence) -> None:
     """The observer's per-request records, as grading reads them (system prompt per request)."""
-    import json
-
     requests = []
     if source.exists():
         for line in source.read_text(encoding="utf-8").splitlines():
             item = json.loads(line)
             if item.get("kind") == "request":
                 requests.append({k: item[k] for k in ("turn", "request", "system_prompt", "provider_context")})
-    clean, n = redactor.json(requests)
-    if n:
-        redactions[dest.name] = n
-    store.write_json(dest, clean)
+    clean, n = evidence.redactor.json(requests)
+    evidence.count("context-observations.json", n)
+    store.write_json(evidence.run_dir / "context-observations.json", records.ContextObservations.from_json(clean).to_json())

@@ -115,7 +115,7 @@ class Usage:
 
 
 @dataclass(frozen=True, slots=True)
-class HostRun:
+class HostRunRecord:
     """What ``run.json`` records once pi ran: the launch, what the host registered, timings."""
 
     registered_tools: tuple[tuple[str, ...], ...]
@@ -152,7 +152,7 @@ class RunRecord:
     paths: RunPaths | None = None
     runtime: Mapping[str, JSON] | None = None
     source: SourceRecord | None = None
-    ran: HostRun | None = None
+    ran: HostRunRecord | None = None
     redactions: Mapping[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
@@ -192,7 +192,7 @@ class RunRecord:
     def from_json(cls, d: Mapping[str, Any]) -> RunRecord:
         ran = None
         if "host" in d:
-            ran = HostRun(
+            ran = HostRunRecord(
                 registered_tools=tuple(tuple(tools) for tools in d.get("registered_tools", ())),
                 context_files=tuple(d.get("context_files", ())),
                 host=d["host"],

@@ -225,56 +225,6 @@ def usage_totals(records: Sequence[Record], start: int = 0, end: int | None = No
     return totals
 
 
-def turn_to_json(turn: Turn) -> dict[str, Any]:
-    return {
-        "index": turn.index,
-        "prompt": turn.prompt,
-        "sent": turn.sent,
-        "response": turn.response,
-        "stop_reason": turn.stop_reason,
-        "error": turn.error,
-        "settled": turn.settled,
-        "tool_calls": [
-            {
-                "id": c.id,
-                "name": c.name,
-                "arguments": c.arguments,
-                "result_text": c.result_text,
-                "is_error": c.is_error,
-                "blocked": c.blocked,
-                "event_index": c.event_index,
-            }
-            for c in turn.tool_calls
-        ],
-    }
-
-
-def turn_from_json(data: dict[str, Any]) -> Turn:
-    index = int(data["index"])
-    return Turn(
-        index=index,
-        prompt=data["prompt"],
-        sent=data["sent"],
-        response=data["response"],
-        stop_reason=data.get("stop_reason"),
-        error=data.get("error"),
-        settled=bool(data.get("settled", True)),
-        tool_calls=tuple(
-            ToolCall(
-                turn=index,
-                id=c["id"],
-                name=c["name"],
-                arguments=c.get("arguments") or {},
-                result_text=c.get("result_text"),
-                is_error=bool(c.get("is_error")),
-                blocked=bool(c.get("blocked")),
-                event_index=int(c.get("event_index", -1)),
-            )
-            for c in data.get("tool_calls", [])
-        ),
-    )
-
-
 _SKILL_BLOCK = re.compile(r"<skill>\s*<name>(.*?)</name>\s*<description>(.*?)</description>\s*<location>(.*?)</location>", re.DOTALL)
 
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 
+from pytest_skill_eval.evidence.records import TranscriptTurn, Usage
 from pytest_skill_eval.host.protocol import (
     LineSplitter,
     Record,
@@ -26,8 +27,6 @@ from pytest_skill_eval.host.protocol import (
     registered_context,
     registered_skills,
     system_sections,
-    turn_from_json,
-    turn_to_json,
     usage_totals,
 )
 from pytest_skill_eval.observation import ToolCall, Turn
@@ -104,9 +103,10 @@ def test_recorded_stream_builds_the_recorded_turns(name: str) -> None:
         assert [(c.name, c.is_error, c.blocked) for c in turn.tool_calls] == calls
         assert all(records[c.event_index].type == "tool_execution_start" for c in turn.tool_calls)
         assert all(c.turn == turn.index for c in turn.tool_calls)
-        expected = {k: v for k, v in recorded.items() if k not in ("usage", "events")}
-        assert turn_to_json(turn) == expected
-        assert turn_from_json(turn_to_json(turn)) == turn
+        stored = TranscriptTurn(turn, Usage.from_json(usage_totals(records, start, end)), 1.0, 2.0, (start, end))
+        timing = ("started_at", "ended_at")  # the recorded streams keep no wall-clock times
+        assert {k: v for k, v in stored.to_json().items() if k not in timing} == recorded
+        assert TranscriptTurn.from_json(stored.to_json()) == stored
         assert usage_totals(records, start, end) == recorded["usage"]
         # a failed provider call is what the driver turns into infrastructure-failed
         assert provider_error(records[start:end]) == (error if stop_reason == "error" else None)
@@ -364,21 +364,19 @@ def test_usage_totals_sum_assistant_messages_in_range() -> None:
 
 # -- transcript JSON, prompt sections -------------------------------------------------------
 
-def test_turn_json_round_trip_and_defaults() -> None:
+def test_transcript_turn_json_round_trip() -> None:
     turn = Turn(2, "p", "s", "r", (ToolCall(2, "c1", "read", {"path": "a"}, "x", True, True, 9),), "error", "boom", False)
-    data = turn_to_json(turn)
+    stored = TranscriptTurn(turn, Usage(input=3.0, cost=0.5), 1.0, None, (4, None))
+    data = stored.to_json()
     assert data == {"index": 2, "prompt": "p", "sent": "s", "response": "r", "stop_reason": "error", "error": "boom",
                     "settled": False, "tool_calls": [{"id": "c1", "name": "read", "arguments": {"path": "a"},
                                                       "result_text": "x", "is_error": True, "blocked": True,
-                                                      "event_index": 9}]}
-    back = turn_from_json(data)
-    assert back == turn and back.tool_calls[0].arguments == {"path": "a"}
-    sparse = turn_from_json({"index": "3", "prompt": "p", "sent": "s", "response": "",
-                             "tool_calls": [{"id": "i", "name": "n"}]})
-    assert (sparse.index, sparse.stop_reason, sparse.error, sparse.settled) == (3, None, None, True)
-    assert sparse.tool_calls == (ToolCall(3, "i", "n", {}, None, False, False, -1),)
-    assert sparse.tool_calls[0].arguments == {}
-    assert turn_from_json({"index": 1, "prompt": "", "sent": "", "response": ""}).tool_calls == ()
+                                                      "event_index": 9}],
+                    "usage": {"input": 3.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0, "totalTokens": 0.0,
+                              "cost": 0.5},
+                    "started_at": 1.0, "ended_at": None, "events": [4, None]}
+    back = TranscriptTurn.from_json(data)
+    assert back == stored and back.turn.tool_calls[0].arguments == {"path": "a"}
 
 
 def test_system_sections_come_from_the_last_system_message() -> None:
