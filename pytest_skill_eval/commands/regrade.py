@@ -27,7 +27,8 @@ from pytest_skill_eval.definitions.rules import check_group_document
 from pytest_skill_eval.engine.group import grade_persisted
 from pytest_skill_eval.errors import DefinitionError, EvidenceError
 from pytest_skill_eval.evidence import layout, readback, store
-from pytest_skill_eval.evidence.locate import group_dirs, resolve_result
+from pytest_skill_eval.evidence.layout import group_dirs
+from pytest_skill_eval.evidence.locate import resolve_result
 
 __all__ = [
     "GroupRegrade",

@@ -17,9 +17,6 @@ from pytest_skill_eval.errors import SelectionError
 from pytest_skill_eval.evidence import layout, readback, store
 from pytest_skill_eval.evidence.locate import (
     _RESULT_ID,
-    _group_id_of,
-    _position_of,
-    group_dirs,
     regrade_files,
     regrade_time,
     resolve_result,
@@ -129,7 +126,7 @@ def load_result(result_dir: Path, *, group: str | None = None, variant: str | No
     of the result) and the parts that do fit are still shown.
     """
     variants = select_variants(variant, "--variant")
-    dirs = group_dirs(result_dir)
+    dirs = layout.group_dirs(result_dir)
     if group is not None:
         direct = _from_direct_group(dirs)
         index = select_group_index([d.name for d in dirs], group, direct=direct, result=escape_path(str(result_dir)))
@@ -145,7 +142,7 @@ def load_result(result_dir: Path, *, group: str | None = None, variant: str | No
         groups.append(
             GroupEvidence(
                 dir=gdir.name,
-                position=_position_of(gdir.name),
+                position=layout.group_position(gdir.name),
                 group=group_doc,
                 grade=grade,
                 regrade=regrade,
@@ -218,8 +215,8 @@ def select_group_index(dir_names: Sequence[str], selector: str, *, direct: bool 
         )
     if not dir_names:
         raise SelectionError(f"--group {selector}: {result} holds no groups")
-    ids = [_group_id_of(name) for name in dir_names]
-    positions = [_position_of(name) for name in dir_names]
+    ids = [layout.group_dir_id(name) for name in dir_names]
+    positions = [layout.group_position(name) for name in dir_names]
     shown = "position " + ", ".join(str(p) for p in positions) if len(positions) == 1 else (
         "one of the positions " + ", ".join(str(p) for p in positions)
     )
@@ -261,7 +258,7 @@ def list_checked(cwd: Path) -> tuple[str, bool]:
     for path in results:
         summary, found = readback.read_checked(path / "result.json", readback.RESULT, f"{path.name}/result.json")
         problems += found
-        dirs = group_dirs(path)
+        dirs = layout.group_dirs(path)
         transitions: list[str] = []
         regraded = False
         for gdir in dirs:

@@ -1,15 +1,30 @@
-"""The batch summary ``result.json``: written last, from the groups' persisted records."""
+"""The batch summary ``result.json``: written last, from the records the groups persisted."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from pathlib import Path
-from typing import Any
+from typing import Literal, cast
 
+from pytest_skill_eval.errors import EvidenceError
 from pytest_skill_eval.evidence import layout, store
+from pytest_skill_eval.evidence.reader import read_record
+from pytest_skill_eval.evidence.records import (
+    BatchState,
+    DefinitionRecord,
+    ResultGroup,
+    ResultRecord,
+    RunRecord,
+    RunState,
+    SelectionRecord,
+    VariantName,
+    parse_group,
+)
+from pytest_skill_eval.grading.results import GroupGrade
+
+_VARIANTS: tuple[VariantName, VariantName] = ("baseline", "candidate")
 
 
-def write_batch_summary(result_dir: Path, result_id: str, *, interrupted: bool, stopped: str | None = None) -> dict[str, Any]:
+def write_batch_summary(result_dir: Path, result_id: str, *, interrupted: bool, stopped: str | None = None) -> ResultRecord:
     """Write ``result.json`` (last): one entry per selected group, whether or not it ran.
 
     The selection comes from ``selection.json``; a selected group with no directory never
@@ -17,73 +32,70 @@ def write_batch_summary(result_dir: Path, result_id: str, *, interrupted: bool, 
     (*stopped*, e.g. ``-x``). Group directories not in the selection are listed too.
     """
     selection_file = result_dir / layout.SELECTION_FILE
-    selection: Mapping[str, Any] = store.read_json(selection_file) if selection_file.is_file() else {}
-    selected_variants = set(selection.get("variants") or ("baseline", "candidate"))
+    selection = (read_record(SelectionRecord, selection_file) if selection_file.is_file()
+                 else SelectionRecord(_VARIANTS, ()))
+    selected_variants = set(selection.variants)
     on_disk = {d.name: d for d in layout.group_dirs(result_dir)}
-    groups: list[dict[str, Any]] = []
-    for planned in selection.get("groups", []):
-        gdir = on_disk.pop(str(planned.get("dir")), None)
+    groups: list[ResultGroup] = []
+    for planned in selection.groups:
+        gdir = on_disk.pop(planned.dir, None)
         if gdir is not None:
             groups.append(_persisted_entry(gdir, interrupted))
             continue
-        state = "cancelled" if interrupted else "not-run"
+        state: Literal["cancelled", "not-run"] = "cancelled" if interrupted else "not-run"
         reason = ("cancelled before it started" if interrupted
                   else f"not run: pytest stopped early ({stopped})" if stopped
                   else "not run: no process ran it")
-        groups.append({
-            "dir": None,
-            "id": planned.get("id"),
-            "position": planned.get("position"),
-            "state": state,
-            "reason": reason,
-            "grade_state": None,
-            "variants": {n: state if n in selected_variants else "not-selected" for n in ("baseline", "candidate")},
-            "comparisons": {},
-        })
+        groups.append(ResultGroup(
+            dir=None, id=planned.id, position=planned.position, state=state, reason=reason, grade_state=None,
+            variants={n: state if n in selected_variants else "not-selected" for n in _VARIANTS},
+            comparisons={},
+        ))
     groups.extend(_persisted_entry(gdir, interrupted) for gdir in on_disk.values())
-    groups.sort(key=lambda g: (g["position"] if isinstance(g["position"], int) else 0))
-    states = [g["state"] for g in groups]
-    if interrupted or "cancelled" in states:
-        state = "cancelled"
-    elif groups and all(s == "invalid" for s in states):
-        state = "invalid"
-    elif all(s == "complete" for s in states):
-        state = "complete"
-    else:
-        state = "partially-complete"
-    summary = {"result_id": result_id, "state": state, "groups": groups}
-    store.write_json(result_dir / "result.json", summary)
+    groups.sort(key=lambda g: g.position)
+    summary = ResultRecord(result_id, _batch_state([g.state for g in groups], interrupted), tuple(groups))
+    store.write_json(result_dir / "result.json", summary.to_json())
     return summary
 
 
-def _persisted_entry(gdir: Path, interrupted: bool) -> dict[str, Any]:
+def _batch_state(states: list[str], interrupted: bool) -> BatchState:
+    if interrupted or "cancelled" in states:
+        return "cancelled"
+    if states and all(s == "invalid" for s in states):
+        return "invalid"
+    if all(s == "complete" for s in states):
+        return "complete"
+    return "partially-complete"
+
+
+def _persisted_entry(gdir: Path, interrupted: bool) -> ResultGroup:
     """The summary entry of a group that started, from its group record (or what there is of it)."""
     record_file = layout.group_record_file(gdir)
-    position = int(gdir.name.split("-", 1)[0])
+    position = layout.group_position(gdir.name)
     if record_file is None:
         # started, but the process running it stopped before the group record was written
-        runs = {n: store.read_json(gdir / n / "run.json") for n in ("baseline", "candidate") if (gdir / n / "run.json").is_file()}
-        definition = store.read_json(gdir / "definition.json") if (gdir / "definition.json").is_file() else {}
-        return {
-            "dir": gdir.name,
-            "id": (definition.get("definition") or {}).get("id", gdir.name.split("-", 1)[1]),
-            "position": position,
-            "state": "cancelled" if interrupted else "not-run",
-            "reason": "stopped before its group.json was written",
-            "grade_state": None,
-            "variants": {n: runs[n].get("state") if n in runs else "not-run" for n in ("baseline", "candidate")},
-            "comparisons": {},
-        }
-    group = store.read_json(record_file)
-    grade_path = layout.grade_file(gdir, group)
-    grade: Mapping[str, Any] = store.read_json(grade_path) if grade_path.is_file() else {}
-    return {
-        "dir": gdir.name,
-        "id": group["id"],
-        "position": group.get("position", position),
-        "state": group["state"],
-        "reason": None,
-        "grade_state": group.get("grade_state"),
-        "variants": {n: v["state"] for n, v in group["variants"].items()},
-        "comparisons": {c["id"]: c["transition"] for c in grade.get("comparisons", [])},
-    }
+        runs = {n: read_record(RunRecord, gdir / n / "run.json") for n in _VARIANTS if (gdir / n / "run.json").is_file()}
+        definition_file = gdir / "definition.json"
+        group_id = (read_record(DefinitionRecord, definition_file).definition.get("id")
+                    if definition_file.is_file() else None)
+        variants: dict[VariantName, RunState | str] = {n: runs[n].state if n in runs else "not-run" for n in _VARIANTS}
+        return ResultGroup(
+            dir=gdir.name, id=cast("str | None", group_id) or layout.group_dir_id(gdir.name), position=position,
+            state="cancelled" if interrupted else "not-run", reason="stopped before its group.json was written",
+            grade_state=None, variants=cast("dict[VariantName, RunState]", variants), comparisons={},
+        )
+    group = parse_group(store.read_json(record_file), record_file)
+    comparisons: dict[str, str] = {}
+    if group.grade_state is not None:
+        grade_path = layout.grade_file(gdir, group.to_json())
+        if grade_path.is_file():
+            try:
+                grade = GroupGrade.from_json(store.read_json(grade_path))
+            except (TypeError, ValueError, KeyError) as exc:
+                raise EvidenceError(f"{grade_path}: not a stored grade: {exc}") from exc
+            comparisons = {c.id: c.transition for c in grade.comparisons}
+    return ResultGroup(
+        dir=gdir.name, id=group.id, position=group.position, state=group.state, reason=None,
+        grade_state=group.grade_state, variants={n: v.state for n, v in group.variants.items()},
+        comparisons=comparisons,
+    )

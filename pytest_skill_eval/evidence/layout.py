@@ -111,4 +111,17 @@ def sweep_staging(result_dir: Path) -> list[Path]:
 
 
 def group_dir_name(position: int, group_id: str) -> str:
+    """``NNN-<id>``: a group's directory under ``groups/`` (the position keeps suite order)."""
     return f"{position:03d}-{group_id}"
+
+
+def group_dir_id(dir_name: str) -> str:
+    """The group id a ``NNN-<id>`` directory name carries (the name itself when it is not one)."""
+    match = _GROUP_DIR.fullmatch(dir_name)
+    return match.group(2) if match else dir_name
+
+
+def group_position(dir_name: str) -> int:
+    """The one-based position a ``NNN-<id>`` directory name carries (0 when it is not one)."""
+    match = _GROUP_DIR.fullmatch(dir_name)
+    return int(match.group(1)) if match else 0

@@ -10,9 +10,6 @@ from pytest_skill_eval.errors import EvidenceError
 from pytest_skill_eval.evidence import layout
 from pytest_skill_eval.render.text import escape_path
 
-_GROUP_DIR = re.compile(r"(\d{3,})-(.+)")
-
-
 _RESULT_ID = re.compile(r"\d{14}-.+")
 
 
@@ -97,15 +94,6 @@ def resolve_result(target: str, cwd: Path) -> Path:
     raise EvidenceError(f"no stored result {target!r}: expected {shown}{prefix}, found none")
 
 
-def group_dirs(result_dir: Path) -> list[Path]:
-    """The ``groups/NNN-<id>`` directories of a result, in position order (hidden ones left out)."""
-    root = result_dir / "groups"
-    if not root.is_dir():
-        return []
-    found = [p for p in root.iterdir() if not p.name.startswith(".") and p.is_dir() and _GROUP_DIR.fullmatch(p.name)]
-    return sorted(found, key=lambda p: (int(_GROUP_DIR.fullmatch(p.name).group(1)), p.name))  # type: ignore[union-attr]
-
-
 def regrade_files(gdir: Path) -> list[Path]:
     """The group's ``grade-regraded-<stamp>.json`` files, newest first."""
     found = []
@@ -125,11 +113,3 @@ def regrade_time(path: Path) -> str:
     return stamp.strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
-def _group_id_of(dir_name: str) -> str:
-    match = _GROUP_DIR.fullmatch(dir_name)
-    return match.group(2) if match else dir_name
-
-
-def _position_of(dir_name: str) -> int:
-    match = _GROUP_DIR.fullmatch(dir_name)
-    return int(match.group(1)) if match else 0

@@ -376,6 +376,48 @@ class ResultRecord:
         return cls(d["result_id"], d["state"], tuple(ResultGroup.from_json(g) for g in d["groups"]))
 
 
+# ------------------------------------------------------------------------ selection.json
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedGroup:
+    """One collected group as ``selection.json`` lists it (``ref`` set for a suite entry that
+    could not be loaded, whose ``id`` is then ``None``)."""
+
+    nodeid: str
+    position: int
+    id: str | None
+    dir: str
+    ref: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"nodeid": self.nodeid, "position": self.position, "id": self.id}
+        if self.ref is not None:
+            out["ref"] = self.ref
+        out["dir"] = self.dir
+        return out
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> PlannedGroup:
+        return cls(d["nodeid"], d["position"], d["id"], d["dir"], d.get("ref"))
+
+
+@dataclass(frozen=True, slots=True)
+class SelectionRecord:
+    """``selection.json``: what this run selected, written before its first group, so the
+    batch summary can list groups that never started."""
+
+    variants: tuple[VariantName, ...]
+    groups: tuple[PlannedGroup, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"variants": list(self.variants), "groups": [g.to_json() for g in self.groups]}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> SelectionRecord:
+        return cls(tuple(d["variants"]), tuple(PlannedGroup.from_json(g) for g in d["groups"]))
+
+
 # ----------------------------------------------------------------------- definition.json
 
 
@@ -473,7 +515,7 @@ class ContextObservations:
 # -------------------------------------------------------------------------------- reading
 
 Record = TypeVar("Record", RunRecord, GroupRecord, InvalidGroupRecord, ResultRecord, DefinitionRecord,
-                 TranscriptRecord, ContextObservations)
+                 TranscriptRecord, ContextObservations, SelectionRecord)
 
 _SCHEMAS: dict[type, str] = {
     RunRecord: "evidence-run",
@@ -483,6 +525,7 @@ _SCHEMAS: dict[type, str] = {
     DefinitionRecord: "evidence-definition",
     TranscriptRecord: "evidence-transcript",
     ContextObservations: "evidence-context-observations",
+    SelectionRecord: "evidence-selection",
 }
 
 

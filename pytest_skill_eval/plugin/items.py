@@ -20,6 +20,7 @@ from pytest_skill_eval.errors import (
     SkillEvalError,
 )
 from pytest_skill_eval.evidence.layout import group_dir_name
+from pytest_skill_eval.evidence.records import PlannedGroup
 from pytest_skill_eval.plugin.session import (
     PERSISTENCE_FAILED,
     SESSION_KEY,
@@ -130,10 +131,9 @@ class SkillEvalItem(pytest.Item):
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} {self.group.type}: {self._variants_text()}>"
 
-    def plan_entry(self) -> dict[str, Any]:
+    def plan_entry(self) -> PlannedGroup:
         """This group in ``selection.json``: what the batch summary lists if it never runs."""
-        return {"nodeid": self.nodeid, "position": self.position, "id": self.group.id,
-                "dir": group_dir_name(self.position, self.group.id)}
+        return PlannedGroup(self.nodeid, self.position, self.group.id, group_dir_name(self.position, self.group.id))
 
     def plan_lines(self) -> list[str]:
         """What would run, for ``--collect-only -v``; nothing is started to find out."""
@@ -226,11 +226,11 @@ class BrokenGroupItem(pytest.Item):
         self.user_properties.append(("skill_eval.evidence", str(group_dir)))
         raise self.error
 
-    def plan_entry(self) -> dict[str, Any]:
+    def plan_entry(self) -> PlannedGroup:
         from pytest_skill_eval.engine.group import invalid_definition_dir_name
 
-        return {"nodeid": self.nodeid, "position": self.position, "id": None, "ref": self.name,
-                "dir": invalid_definition_dir_name(self.position, self.name)}
+        return PlannedGroup(self.nodeid, self.position, None, invalid_definition_dir_name(self.position, self.name),
+                            ref=self.name)
 
     def runtest(self) -> None:  # pragma: no cover - setup always raises
         raise self.error

@@ -15,7 +15,7 @@ import signal
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -24,6 +24,7 @@ from pytest_skill_eval.definitions.model import VARIANTS, Group, GroupRef, Suite
 from pytest_skill_eval.engine.batch import write_batch_summary
 from pytest_skill_eval.errors import DefinitionError, EvidenceError
 from pytest_skill_eval.evidence import layout, store
+from pytest_skill_eval.evidence.records import PlannedGroup, SelectionRecord, VariantName
 from pytest_skill_eval.plugin.declared import _load_suite, _named_by, resolve_declared, select_position
 from pytest_skill_eval.plugin.progress import LiveProgress
 from pytest_skill_eval.policy import (
@@ -83,7 +84,7 @@ class SkillEvalSession:
         self.reported: dict[str, Reported] = {}
         self.persistence_failure: str | None = None
         #: the selected groups, in collection order, as ``selection.json`` records them
-        self.planned: list[dict[str, Any]] = []
+        self.planned: list[PlannedGroup] = []
         self._selection_written = False
         #: Ctrl-C seen (during the run, or while the session finished)
         self.cancelled = False
@@ -247,8 +248,8 @@ class SkillEvalSession:
         if self._selection_written:
             return
         layout.ensure_runs_dir(self.root)
-        store.write_json(self.result_dir / layout.SELECTION_FILE,
-                            {"variants": sorted(self.selected), "groups": self.planned})
+        selection = SelectionRecord(tuple(cast("list[VariantName]", sorted(self.selected))), tuple(self.planned))
+        store.write_json(self.result_dir / layout.SELECTION_FILE, selection.to_json())
         self._selection_written = True
 
     def judge(self, group_dir: Path) -> Verdict:

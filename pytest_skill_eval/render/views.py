@@ -11,7 +11,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any, TypedDict
 
-from pytest_skill_eval.evidence.locate import _group_id_of
+from pytest_skill_eval.evidence.layout import group_dir_id
 from pytest_skill_eval.render.text import escape_path, neutralise
 
 _ARGS_SHOWN = 200
@@ -121,7 +121,7 @@ def render_result(result: ResultEvidence) -> str:
 def render_group(group: GroupEvidence, variant: str | None = None) -> list[str]:
     """One group: header, grade (before run evidence), review questions, variants."""
     data = group["group"] or {}
-    group_id = data.get("id") or _group_id_of(group["dir"])
+    group_id = data.get("id") or group_dir_id(group["dir"])
     kind = f" ({data['type']})" if data.get("type") else ""
     missing = "unknown: no group.json" if not any("group.json: " in p for p in group["problems"]) else "unknown"
     state = data.get("state", missing)

@@ -157,15 +157,21 @@ def test_batch_summary_ignores_a_killed_writers_leftovers(tmp_path: Path) -> Non
 
     groups = tmp_path / "groups"
     good = groups / "001-good"
-    write_json(good / "group.json", {"id": "good", "position": 1, "state": "complete", "grade_state": "graded",
-                                     "variants": {"baseline": {"state": "complete"}, "candidate": {"state": "complete"}}})
-    write_json(good / "grade.json", {"state": "graded", "comparisons": []})
+    from pytest_skill_eval.evidence.records import GroupRecord, VariantState
+    from pytest_skill_eval.grading.results import GroupGrade
+
+    done = VariantState("complete", None)
+    record = GroupRecord(id="good", position=1, path="good.json", suite=None, type="body", state="complete",
+                         grade_state="graded", variants={"baseline": done, "candidate": done}, review_questions=())
+    write_json(good / "group.json", record.to_json())
+    write_json(good / "grade.json", GroupGrade("good", "graded").to_json())
     stray = Path(tempfile.mkdtemp(prefix=".002-ghost.", dir=groups))
     write_json(stray / "group.json", {"id": "ghost", "state": "complete", "variants": {}})
     (groups / ".group.json.abc.tmp").write_text("{")
     assert [p.name for p in group_dirs(tmp_path)] == ["001-good"]
     summary = write_batch_summary(tmp_path, "r", interrupted=False)
-    assert [g["id"] for g in summary["groups"]] == ["good"]
+    assert [(g.id, g.state, g.variants) for g in summary.groups] == [
+        ("good", "complete", {"baseline": "complete", "candidate": "complete"})]
 
 
 def test_exitfirst_under_xdist_lists_every_selected_group(project: Path, pytester: pytest.Pytester) -> None:
