@@ -10,6 +10,7 @@
     ├── LaunchRefused          a launch would hand pi an argument or variable it must not get
     ├── ScriptError            a scripted-model script is malformed
     ├── EvidenceError          evidence cannot be written or read back
+    │   └── MalformedGrade     a stored grade document is not what grading writes
     ├── GradeProblem           the evidence cannot answer one expectation (a ``grade-error``)
     │   └── MalformedJSON      a workspace file is not one strict JSON text
     └── GroupOutcome           how a pytest item reports a group that did not pass
@@ -144,3 +145,10 @@ class GroupFailed(GroupOutcome):
 
 class GroupNotGraded(GroupOutcome):
     """A variant was invalid, infrastructure failed or was cancelled, or grading errored (the item errors)."""
+
+
+class MalformedGrade(EvidenceError, ValueError):
+    """A stored grade document (``grade.json``) whose structure or field types are wrong.
+
+    Also a ``ValueError``, as it was before it joined the tree.
+    """

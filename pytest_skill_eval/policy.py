@@ -1,6 +1,6 @@
 """The outcome policy: how a group's persisted evidence becomes pytest outcomes (pure).
 
-A :class:`Verdict` is built from a group's ``group.json`` and ``grade.json`` alone, so the
+A :class:`Verdict` is built from a group's ``group.json`` and ``grade.json`` records alone, so the
 item (in whichever process ran it) and the xdist controller (which only sees reports)
 judge the same evidence the same way.
 
@@ -21,9 +21,12 @@ from __future__ import annotations
 
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal, get_args
+from typing import Literal, get_args
+
+from pytest_skill_eval.evidence.records import GroupRecord, InvalidGroupRecord, RunRecord, TranscriptRecord
+from pytest_skill_eval.grading.results import ComparisonResult, ExpectationResult, GradeError, GroupGrade
 
 FailOn = Literal["candidate", "regression", "any", "never"]
 FAIL_ON_CHOICES: tuple[FailOn, ...] = get_args(FailOn)
@@ -56,27 +59,6 @@ class VariantState:
 
 
 @dataclass(frozen=True, slots=True)
-class ExpectationOutcome:
-    id: str
-    kind: str
-    variant: str
-    status: str
-    expected: str
-    observed: str
-    locations: tuple[str, ...] = ()
-    error: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class ComparisonOutcome:
-    id: str
-    baseline: str | None
-    candidate: str | None
-    transition: str
-    reason: str | None = None
-
-
-@dataclass(frozen=True, slots=True)
 class Entry:
     """One separately reported part of a group: a variant, expectation, comparison or the grade."""
 
@@ -99,9 +81,9 @@ class Verdict:
     group_dir: str
     fail_on: FailOn
     variants: tuple[VariantState, ...]
-    expectations: tuple[ExpectationOutcome, ...]
-    comparisons: tuple[ComparisonOutcome, ...]
-    grade_errors: tuple[Mapping[str, Any], ...]
+    expectations: tuple[ExpectationResult, ...]
+    comparisons: tuple[ComparisonResult, ...]
+    grade_errors: tuple[GradeError, ...]
     #: where a scripted stand-in ran out of script steps, ``(variant, turn, its reply)``; see :func:`stand_in_notes`
     notes: tuple[tuple[str, int, str], ...] = ()
 
@@ -111,7 +93,7 @@ class Verdict:
         bad_run = any(v.state in ERROR_RUN_STATES for v in self.variants)
         return bad_run or bool(self.grade_errors) or self.grade_state == "grade-error"
 
-    def expectation_fails_item(self, e: ExpectationOutcome) -> bool:
+    def expectation_fails_item(self, e: ExpectationResult) -> bool:
         if e.status != "fail":
             return False
         if self.fail_on == "any":
@@ -122,7 +104,7 @@ class Verdict:
             return any(c.candidate == e.id and c.transition == "pass-to-fail" for c in self.comparisons)
         return False
 
-    def comparison_fails_item(self, c: ComparisonOutcome) -> bool:
+    def comparison_fails_item(self, c: ComparisonResult) -> bool:
         if self.fail_on in ("candidate", "any"):
             return c.transition in FAILING_TRANSITIONS
         if self.fail_on == "regression":
@@ -130,7 +112,7 @@ class Verdict:
         return False
 
     @property
-    def failing(self) -> tuple[ExpectationOutcome | ComparisonOutcome, ...]:
+    def failing(self) -> tuple[ExpectationResult | ComparisonResult, ...]:
         """The comparisons and expectations that fail the item under the policy."""
         return tuple(c for c in self.comparisons if self.comparison_fails_item(c)) + tuple(
             e for e in self.expectations if self.expectation_fails_item(e)
@@ -193,9 +175,9 @@ class Verdict:
         steps, says that instead; escaped to stay one line. The transition is already the
         status word of the line.
         """
-        failed = [e for e in self.failing if isinstance(e, ExpectationOutcome)]
+        failed = [e for e in self.failing if isinstance(e, ExpectationResult)]
         for c in self.failing:
-            if isinstance(c, ComparisonOutcome):
+            if isinstance(c, ComparisonResult):
                 side = self._expectation(c.candidate)
                 if side is not None and side not in failed and side.status == "fail":
                     failed.append(side)
@@ -208,7 +190,7 @@ class Verdict:
             return one_line(f"failed {', '.join(names)}: {cause}" if names else f"group {self.group_id}: {cause}")
         parts = [f"{name}: {e.observed}" for name, e in zip(names, failed, strict=False)]
         if not parts:
-            parts = [f"comparison {c.id}: {c.transition}" for c in self.failing if isinstance(c, ComparisonOutcome)]
+            parts = [f"comparison {c.id}: {c.transition}" for c in self.failing if isinstance(c, ComparisonResult)]
         return one_line("failed " + "; ".join(parts) if parts else f"group {self.group_id}: {self.words()}")
 
     def failure_text(self) -> str:
@@ -216,7 +198,7 @@ class Verdict:
         lines += self._note_lines()
         shown: set[str] = set()
         for item in self.failing:
-            if isinstance(item, ComparisonOutcome):
+            if isinstance(item, ComparisonResult):
                 lines.append(f"  comparison {item.id}: {item.transition}")
                 for side in (item.baseline, item.candidate):
                     e = self._expectation(side)
@@ -235,8 +217,8 @@ class Verdict:
                 lines.append(f"  {v.name}: {v.state}: {v.reason or 'no reason recorded'}")
                 lines.append(f"      evidence: {v.run_dir}")
         for err in self.grade_errors:
-            owner = f" {err.get('owner')}" if err.get("owner") else ""
-            lines.append(f"  grade-error ({err.get('scope')}{owner}): {err.get('message')}")
+            owner = f" {err.owner}" if err.owner else ""
+            lines.append(f"  grade-error ({err.scope}{owner}): {err.message}")
         lines += self._note_lines()
         lines.append(self.summary_text(reasons=False))
         return "\n".join(lines)
@@ -277,7 +259,7 @@ class Verdict:
             found.append(self._comparison_entry(c, base))
         grade_props = base + (("skill_eval.grade_state", self.grade_state), ("skill_eval.evidence", self.group_dir))
         if self.grade_errors or self.grade_state == "grade-error":
-            messages = [f"grade-error ({err.get('scope')} {err.get('owner') or ''}): {err.get('message')}".replace(" )", ")")
+            messages = [f"grade-error ({err.scope} {err.owner or ''}): {err.message}".replace(" )", ")")
                         for err in self.grade_errors]
             found.append(Entry("grade", "error", "grade-error", "\n".join(messages) or "grade-error", grade_props))
         else:
@@ -289,14 +271,14 @@ class Verdict:
         return [f"  {variant}: the scripted stand-in ran out of script steps on turn {turn}: {one_line(reply)}"
                 for variant, turn, reply in self.notes]
 
-    def _expectation(self, expectation_id: str | None) -> ExpectationOutcome | None:
+    def _expectation(self, expectation_id: str | None) -> ExpectationResult | None:
         return next((e for e in self.expectations if e.id == expectation_id), None)
 
     def _evidence_of(self, variant: str) -> str:
         v = self.variant(variant)
         return v.run_dir if v else self.group_dir
 
-    def _explain(self, e: ExpectationOutcome, indent: str) -> str:
+    def _explain(self, e: ExpectationResult, indent: str) -> str:
         where = "; ".join(e.locations)
         evidence = self._evidence_of(e.variant) + (f" ({where})" if where else "")
         text = (f"{indent}[{e.variant}] {e.id} ({e.kind}): {e.status}\n"
@@ -306,7 +288,7 @@ class Verdict:
             text += f"\n{indent}    error: {e.error}"
         return text
 
-    def _expectation_entry(self, e: ExpectationOutcome, base: tuple[tuple[str, str], ...]) -> Entry:
+    def _expectation_entry(self, e: ExpectationResult, base: tuple[tuple[str, str], ...]) -> Entry:
         props = base + (
             ("skill_eval.variant", e.variant),
             ("skill_eval.kind", e.kind),
@@ -329,7 +311,7 @@ class Verdict:
             return Entry(name, "error", "grade-error", message, props)
         return Entry(name, "skipped", e.status, f"{e.status}: {e.observed}", props)
 
-    def _comparison_entry(self, c: ComparisonOutcome, base: tuple[tuple[str, str], ...]) -> Entry:
+    def _comparison_entry(self, c: ComparisonResult, base: tuple[tuple[str, str], ...]) -> Entry:
         props = base + (
             ("skill_eval.transition", c.transition),
             ("skill_eval.baseline", c.baseline or ""),
@@ -361,23 +343,16 @@ def one_line(text: str) -> str:
 EXHAUSTED_PREFIX = "[scripted stand-in] Script exhausted:"
 
 
-def stand_in_notes(variant: str, run: Any, transcript: Any) -> tuple[tuple[str, int, str], ...]:
+def stand_in_notes(variant: str, run: RunRecord | None, transcript: TranscriptRecord | None) -> tuple[tuple[str, int, str], ...]:
     """What a failure should say about a run of the scripted stand-in: that it ran out of steps.
 
     The stand-in answers a request its script has no step for with a plain text stop
     that starts with :data:`EXHAUSTED_PREFIX`; that text is the turn's response.
     """
-    model = run.get("model") if isinstance(run, Mapping) else None
-    if not (isinstance(model, Mapping) and model.get("provider") == "scripted"):
+    if run is None or run.ran is None or run.ran.model.provider != "scripted" or transcript is None:
         return ()
-    turns = transcript.get("turns") if isinstance(transcript, Mapping) else None
-    notes = []
-    for number, turn in enumerate(turns if isinstance(turns, list) else [], start=1):
-        response = turn.get("response") if isinstance(turn, Mapping) else None
-        if isinstance(response, str) and response.startswith(EXHAUSTED_PREFIX):
-            index = turn.get("index") if isinstance(turn.get("index"), int) else number
-            notes.append((variant, index, response))
-    return tuple(notes)
+    return tuple((variant, t.turn.index, t.turn.response) for t in transcript.turns
+                 if t.turn.response.startswith(EXHAUSTED_PREFIX))
 
 
 def count_words(words: Iterable[str]) -> str:
@@ -386,45 +361,24 @@ def count_words(words: Iterable[str]) -> str:
     return ", ".join(word if n == 1 else f"{n} {word}" for word, n in counts.items())
 
 
-def judge(group: Mapping[str, Any], grade: Mapping[str, Any], *, group_dir: str, fail_on: FailOn, result_id: str,
-          notes: Sequence[tuple[str, int, str]] = ()) -> Verdict:
-    """Judge one group from its persisted ``group.json`` and ``grade.json`` documents.
+def judge(group: GroupRecord | InvalidGroupRecord, grade: GroupGrade, *, group_dir: str, fail_on: FailOn,
+          result_id: str, notes: Sequence[tuple[str, int, str]] = ()) -> Verdict:
+    """Judge one group from its persisted ``group.json`` and ``grade.json`` records.
 
     *notes* (see :func:`stand_in_notes`) only add to the failure and error texts.
     """
-    variants = tuple(
-        VariantState(name, str(v.get("state")), v.get("reason"), f"{group_dir}/{name}")
-        for name, v in (group.get("variants") or {}).items()
-    )
-    expectations = tuple(
-        ExpectationOutcome(
-            id=str(e.get("id")),
-            kind=str(e.get("kind")),
-            variant=str(e.get("variant")),
-            status=str(e.get("status")),
-            expected=str(e.get("expected", "")),
-            observed=str(e.get("observed", "")),
-            locations=tuple(str(x) for x in e.get("locations") or ()),
-            error=e.get("error"),
-        )
-        for e in grade.get("expectations", ())
-    )
-    comparisons = tuple(
-        ComparisonOutcome(str(c.get("id")), c.get("baseline"), c.get("candidate"), str(c.get("transition")), c.get("reason"))
-        for c in grade.get("comparisons", ())
-    )
     return Verdict(
         result_id=result_id,
-        group_id=str(group.get("id")),
-        position=int(group.get("position") or 0),
-        group_state=str(group.get("state")),
-        grade_state=str(grade.get("state", group.get("grade_state", "graded"))),
+        group_id=str(group.id),
+        position=group.position,
+        group_state=group.state,
+        grade_state=grade.state,
         group_dir=group_dir,
         fail_on=fail_on,
-        variants=variants,
-        expectations=expectations,
-        comparisons=comparisons,
-        grade_errors=tuple(grade.get("errors", ())),
+        variants=tuple(VariantState(name, v.state, v.reason, f"{group_dir}/{name}") for name, v in group.variants.items()),
+        expectations=grade.expectations,
+        comparisons=grade.comparisons,
+        grade_errors=grade.errors,
         notes=tuple(notes),
     )
 

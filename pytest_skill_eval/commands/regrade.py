@@ -15,48 +15,35 @@ evidence with unchanged definitions reproduces ``grade.json`` byte for byte.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 from pytest_skill_eval.definitions.loading import load_group
 from pytest_skill_eval.definitions.model import VARIANTS, Group
 from pytest_skill_eval.definitions.rules import check_group_document
 from pytest_skill_eval.engine.group import grade_persisted
 from pytest_skill_eval.errors import DefinitionError, EvidenceError
-from pytest_skill_eval.evidence import layout, readback, store
+from pytest_skill_eval.evidence import layout, store
 from pytest_skill_eval.evidence.layout import group_dirs
 from pytest_skill_eval.evidence.locate import resolve_result
+from pytest_skill_eval.evidence.reader import (
+    definition_record,
+    parse_grade,
+    read_checked,
+    run_record,
+    transcript_record,
+)
+from pytest_skill_eval.evidence.records import DefinitionRecord
+from pytest_skill_eval.grading.results import GroupGrade
+from pytest_skill_eval.render.regrade import GroupRegrade, render_regrade
 
 __all__ = [
-    "GroupRegrade",
     "definition_roots",
-    "describe_changes",
-    "regrade_result",
-    "render_regrade",
+    "regrade",
 ]
 
 Clock = Callable[[], datetime]
-
-
-@dataclass(frozen=True, slots=True)
-class GroupRegrade:
-    """One group's regrade: where its definition came from and both grades as JSON."""
-
-    dir: str
-    group_id: str
-    origin: str
-    file: str | None
-    stored: Mapping[str, Any] | None
-    new: Mapping[str, Any] | None
-    identical: bool
-    skipped: str | None = None
-    #: ``<result-relative file>: expected …, found …`` for each evidence file not as expected
-    problems: tuple[str, ...] = ()
-    #: grade.json exists but is not what regrade expects, so the new grade is not compared with it
-    stored_unusable: bool = False
 
 
 def definition_roots(result_dir: Path, gdir: Path, cwd: Path) -> list[Path]:
@@ -67,10 +54,9 @@ def definition_roots(result_dir: Path, gdir: Path, cwd: Path) -> list[Path]:
     """
     roots: list[Path] = []
     for name in VARIANTS:
-        run, _problems = readback.read_checked(gdir / name / "run.json", readback.RUN)  # reported by regrade()
-        source = run.get("source") if isinstance(run, dict) else None
-        if isinstance(source, dict) and isinstance(source.get("root"), str):
-            roots.append(Path(source["root"]))
+        run, _problems = read_checked(gdir / name / "run.json", run_record)  # reported by regrade()
+        if run is not None and run.source is not None:
+            roots.append(Path(run.source.root))
     runs = result_dir.parent
     if runs.name == layout.RUNS_DIR.name and runs.parent.name == layout.RUNS_DIR.parent.name:
         roots.append(runs.parent.parent)
@@ -94,30 +80,27 @@ class _Unreadable(EvidenceError):
     """A file of the group's evidence is not what regrade expects: that group is skipped."""
 
 
-def _stored_group(stored: Mapping[str, Any], gdir: Path) -> Group:
+def _stored_group(stored: DefinitionRecord, gdir: Path) -> Group:
     """Build the group from the copy kept in ``definition.json`` (its file is gone)."""
     from pytest_skill_eval.definitions.loading import group_from_document
 
-    doc = stored.get("definition")
-    shown = f"{gdir / 'definition.json'} (stored copy of {stored.get('path')})"
-    if not isinstance(doc, dict):
-        raise _Unreadable(f"{gdir / 'definition.json'}: expected a stored group definition object under \"definition\"")
+    doc = dict(stored.definition)
     problems = check_group_document(doc)
     if problems:
-        raise DefinitionError(shown, problems)
-    return group_from_document(Path(str(stored.get("path") or gdir / "definition.json")), doc)
+        raise DefinitionError(f"{gdir / 'definition.json'} (stored copy of {stored.path})", problems)
+    return group_from_document(Path(stored.path or gdir / "definition.json"), doc)
 
 
 def _current_group(gdir: Path, roots: Sequence[Path], result_dir: Path) -> tuple[Group, str]:
     shown = (gdir / "definition.json").relative_to(result_dir).as_posix()
-    stored, problems = readback.read_checked(gdir / "definition.json", readback.DEFINITION, shown)
-    recorded = stored.get("path") if isinstance(stored, dict) else None
-    if isinstance(recorded, str) and Path(recorded).is_file():
-        return load_group(Path(recorded), _root_for(Path(recorded), roots)), f"current file {recorded}"
-    if problems or not isinstance(stored, dict):
+    stored, problems = read_checked(gdir / "definition.json", definition_record, shown)
+    if stored is None:
         raise _Unreadable("; ".join(problems) or f"{shown}: expected a JSON object, found none")
+    recorded = stored.path
+    if Path(recorded).is_file():
+        return load_group(Path(recorded), _root_for(Path(recorded), roots)), f"current file {recorded}"
     group = _stored_group(stored, gdir)
-    missing = f"{recorded} no longer exists" if isinstance(recorded, str) else "no path was recorded"
+    missing = f"{recorded} no longer exists"
     return group, f"stored copy in definition.json ({missing})"
 
 
@@ -125,9 +108,10 @@ def _run_problems(gdir: Path, result_dir: Path) -> list[str]:
     """What is not as expected in the group's run files (grading then records a grade-error)."""
     problems: list[str] = []
     for name in VARIANTS:
-        for file, shape in (("run.json", readback.RUN), ("transcript.json", readback.TRANSCRIPT)):
-            path = gdir / name / file
-            problems += readback.read_checked(path, shape, path.relative_to(result_dir).as_posix())[1]
+        run = gdir / name / "run.json"
+        problems += read_checked(run, run_record, run.relative_to(result_dir).as_posix())[1]
+        transcript = gdir / name / "transcript.json"
+        problems += read_checked(transcript, transcript_record, transcript.relative_to(result_dir).as_posix())[1]
     return problems
 
 
@@ -139,11 +123,6 @@ def _stamp(now: datetime, dirs: Sequence[Path]) -> str:
         n += 1
         stamp = f"{base}-{n}"
     return stamp
-
-
-def regrade_result(target: str, cwd: Path, *, now: Clock = lambda: datetime.now(UTC)) -> str:
-    """Re-grade the stored result *target* and return the text summary (see :func:`regrade`)."""
-    return regrade(target, cwd, now=now)[0]
 
 
 def regrade(target: str, cwd: Path, *, now: Clock = lambda: datetime.now(UTC)) -> tuple[str, bool]:
@@ -163,7 +142,7 @@ def regrade(target: str, cwd: Path, *, now: Clock = lambda: datetime.now(UTC)) -
     """
     result_dir = resolve_result(target, cwd)
     dirs = group_dirs(result_dir)
-    planned: list[tuple[Path, Group | None, str, dict[str, Any] | None, list[str]]] = []
+    planned: list[tuple[Path, Group | None, str, GroupGrade | None, list[str]]] = []
     for gdir in dirs:
         if not (gdir / "definition.json").is_file():
             planned.append((gdir, None, "no definition.json: the group never started", None, []))
@@ -179,7 +158,7 @@ def regrade(target: str, cwd: Path, *, now: Clock = lambda: datetime.now(UTC)) -
                 f"{gdir}: the definition ({origin}) now declares group {group.id!r}, "
                 f"but this result holds group {expected_id!r}; regrade needs the same group"
             )
-        planned.append((gdir, group, origin, grade_persisted(group, gdir).to_json(), _run_problems(gdir, result_dir)))
+        planned.append((gdir, group, origin, grade_persisted(group, gdir), _run_problems(gdir, result_dir)))
 
     stamp = _stamp(now(), dirs)
     outcomes: list[GroupRegrade] = []
@@ -189,13 +168,12 @@ def regrade(target: str, cwd: Path, *, now: Clock = lambda: datetime.now(UTC)) -
             outcomes.append(GroupRegrade(gdir.name, group_id, origin, None, None, None, False, skipped=origin,
                                          problems=tuple(problems)))
             continue
-        data = store.dump_json(new)
+        data = store.dump_json(new.to_json())
         out = gdir / f"grade-regraded-{stamp}.json"
         store.write_atomic(out, data)
         stored_path = gdir / "grade.json"
         stored_bytes = stored_path.read_bytes() if stored_path.is_file() else None
-        stored, stored_problems = readback.read_checked(stored_path, readback.GRADE,
-                                                        stored_path.relative_to(result_dir).as_posix())
+        stored, stored_problems = read_checked(stored_path, parse_grade, stored_path.relative_to(result_dir).as_posix())
         problems += stored_problems
         outcomes.append(
             GroupRegrade(
@@ -204,80 +182,5 @@ def regrade(target: str, cwd: Path, *, now: Clock = lambda: datetime.now(UTC)) -
                 problems=tuple(problems), stored_unusable=bool(stored_problems),
             )
         )
-    errored = any(o.new is not None and o.new.get("state") == "grade-error" for o in outcomes)
+    errored = any(o.new is not None and o.new.state == "grade-error" for o in outcomes)
     return render_regrade(str(result_dir), outcomes), errored or any(o.problems for o in outcomes)
-
-
-# --------------------------------------------------------------------------- summary (pure)
-
-
-def describe_changes(stored: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
-    """What changed from the *stored* grade to the *new* one, one line per change."""
-    lines: list[str] = []
-    if stored.get("state") != new.get("state"):
-        lines.append(f"grade state: {stored.get('state')} -> {new.get('state')}")
-    old_exp = {e.get("id"): e for e in stored.get("expectations", [])}
-    new_exp = {e.get("id"): e for e in new.get("expectations", [])}
-    for ident, item in new_exp.items():
-        before = old_exp.get(ident)
-        if before is None:
-            lines.append(f"expectation {ident}: new, {item.get('status')}")
-        elif before.get("status") != item.get("status"):
-            lines.append(f"expectation {ident}: {before.get('status')} -> {item.get('status')}")
-        elif before != item:
-            lines.append(f"expectation {ident}: still {item.get('status')}, wording or locations changed")
-    lines += [f"expectation {ident}: removed (was {item.get('status')})" for ident, item in old_exp.items() if ident not in new_exp]
-    old_cmp = {c.get("id"): c for c in stored.get("comparisons", [])}
-    new_cmp = {c.get("id"): c for c in new.get("comparisons", [])}
-    for ident, item in new_cmp.items():
-        before = old_cmp.get(ident)
-        if before is None:
-            lines.append(f"comparison {ident}: new, {item.get('transition')}")
-        elif before.get("transition") != item.get("transition"):
-            lines.append(f"comparison {ident}: {before.get('transition')} -> {item.get('transition')}")
-    lines += [f"comparison {ident}: removed (was {item.get('transition')})" for ident, item in old_cmp.items() if ident not in new_cmp]
-    old_errors, new_errors = stored.get("errors", []), new.get("errors", [])
-    if old_errors != new_errors:
-        lines.append(f"grade errors: {len(old_errors)} -> {len(new_errors)}")
-    if not lines and stored != new:
-        lines.append("same verdicts; the file differs only in order or formatting")
-    return lines
-
-
-def render_regrade(result_path: str, groups: Sequence[GroupRegrade]) -> str:
-    """The regrade summary: per group its definition origin, new file, transitions, changes."""
-    from pytest_skill_eval.render.text import escape_path, neutralise
-
-    changed = sum(1 for g in groups if g.skipped is None and not g.identical)
-    lines = [f"result    {escape_path(result_path)}"]
-    regraded = [g for g in groups if g.skipped is None]
-    lines.append(f"regraded  {len(regraded)} of {len(groups)} groups, {changed} differ from grade.json")
-    for group in groups:
-        index = group.dir.split("-", 1)[0].lstrip("0") or "0"
-        lines.append("")
-        problems = [f"  problem    {escape_path(p)}" for p in group.problems]
-        if group.skipped is not None:
-            lines.append(f"== group {index} {group.group_id}: not regraded ({group.skipped})")
-            lines += problems
-            continue
-        new = group.new or {}
-        if group.stored_unusable:
-            verdict = "not compared with grade.json (it is not what regrade expects)"
-        elif group.stored is None:
-            verdict = "new grade (there was no grade.json to compare with)"
-        elif group.identical:
-            verdict = "identical to grade.json"
-        else:
-            verdict = "differs from grade.json"
-        lines.append(f"== group {index} {group.group_id}: {new.get('state')}, {verdict}")
-        lines += problems
-        lines.append(f"  definition {escape_path(group.origin)}")
-        lines.append(f"  wrote      {escape_path(group.file or '')}")
-        for comparison in new.get("comparisons", []):
-            lines.append(f"  comparison {comparison.get('id')}: {comparison.get('transition')}")
-        for error in new.get("errors", []):
-            owner = f" {error.get('owner')}" if error.get("owner") else ""
-            lines.append(f"  grade error {error.get('scope')}{owner}: {escape_path(str(error.get('message')))}")
-        if group.stored is not None and not group.identical:
-            lines += [f"  changed    {line}" for line in describe_changes(group.stored, new)]
-    return neutralise("\n".join(lines))

@@ -7,14 +7,14 @@ The rendering lives in :mod:`pytest_skill_eval.render.views`.
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from pytest_skill_eval.definitions.selection import select_variants
 from pytest_skill_eval.errors import SelectionError
-from pytest_skill_eval.evidence import layout, readback, store
+from pytest_skill_eval.evidence import layout, store
 from pytest_skill_eval.evidence.locate import (
     _RESULT_ID,
     regrade_files,
@@ -22,6 +22,17 @@ from pytest_skill_eval.evidence.locate import (
     resolve_result,
     stored_results,
 )
+from pytest_skill_eval.evidence.reader import (
+    Parsed,
+    definition_record,
+    parse_grade,
+    read_checked,
+    result_record,
+    run_record,
+    transcript_record,
+)
+from pytest_skill_eval.evidence.records import GroupRecord, parse_group
+from pytest_skill_eval.grading.results import GroupGrade
 from pytest_skill_eval.render.text import escape_path, neutralise
 from pytest_skill_eval.render.views import (
     GroupEvidence,
@@ -47,26 +58,25 @@ _RUN_FILES = (
 _RUN_DIRS = ("workspace-initial", "workspace", "session")
 
 
-def _checked(path: Path, shape: readback.Shape, result_dir: Path, problems: list[str]) -> Any:
+def _checked(path: Path, parse: Callable[[Any, str], Parsed], result_dir: Path, problems: list[str]) -> Parsed | None:
     # Absent files are ordinary (a run stopped early); unreadable or misshapen ones are
     # problems the view names and reads past.
-    value, found = readback.read_checked(path, shape, _relative(path, result_dir))
+    value, found = read_checked(path, parse, _relative(path, result_dir))
     problems += found
     return value
 
 
-def newest_grade(gdir: Path, result_dir: Path, problems: list[str]) -> tuple[dict[str, Any] | None, RegradeShown | None]:
+def newest_grade(gdir: Path, result_dir: Path, problems: list[str]) -> tuple[GroupGrade | None, RegradeShown | None]:
     """The grade a reader should see: the newest regrade that reads, else ``grade.json``."""
-    original: Any = None
     for path in regrade_files(gdir):
-        grade = _checked(path, readback.GRADE, result_dir, problems)
+        grade = _checked(path, parse_grade, result_dir, problems)
         if grade is not None:
             state = None
             if (gdir / "grade.json").is_file():
-                original = _checked(gdir / "grade.json", readback.GRADE, result_dir, [])
-                state = original.get("state") if isinstance(original, dict) else "not what the view expects"
+                original = _checked(gdir / "grade.json", parse_grade, result_dir, [])
+                state = original.state if original is not None else "not what the view expects"
             return grade, RegradeShown(file=_relative(path, result_dir), time=regrade_time(path), original_state=state)
-    return _checked(gdir / "grade.json", readback.GRADE, result_dir, problems), None
+    return _checked(gdir / "grade.json", parse_grade, result_dir, problems), None
 
 
 def _relative(path: Path, result_dir: Path) -> str:
@@ -110,8 +120,8 @@ def _variant(gdir: Path, name: str, result_dir: Path) -> VariantEvidence:
     problems: list[str] = []
     return VariantEvidence(
         name=name,
-        run=_checked(gdir / name / "run.json", readback.RUN, result_dir, problems),
-        transcript=_checked(gdir / name / "transcript.json", readback.TRANSCRIPT, result_dir, problems),
+        run=_checked(gdir / name / "run.json", run_record, result_dir, problems),
+        transcript=_checked(gdir / name / "transcript.json", transcript_record, result_dir, problems),
         artifacts=_run_artifacts(gdir / name, result_dir),
         workspace_changes=_workspace_changes(gdir / name, result_dir),
         problems=problems,
@@ -136,8 +146,8 @@ def load_result(result_dir: Path, *, group: str | None = None, variant: str | No
     groups: list[GroupEvidence] = []
     for gdir in chosen:
         problems: list[str] = []
-        definition = _checked(gdir / "definition.json", readback.DEFINITION, result_dir, problems)
-        group_doc = _checked(gdir / "group.json", readback.GROUP, result_dir, problems)
+        definition = _checked(gdir / "definition.json", definition_record, result_dir, problems)
+        group_doc = _checked(gdir / "group.json", parse_group, result_dir, problems)
         grade, regrade = newest_grade(gdir, result_dir, problems)
         groups.append(
             GroupEvidence(
@@ -146,14 +156,14 @@ def load_result(result_dir: Path, *, group: str | None = None, variant: str | No
                 group=group_doc,
                 grade=grade,
                 regrade=regrade,
-                definition_path=definition.get("path") if isinstance(definition, dict) else None,
+                definition_path=definition.path if definition is not None else None,
                 artifacts=_group_artifacts(gdir, result_dir),
                 variants=[_variant(gdir, name, result_dir) for name in variants],
                 problems=problems,
             )
         )
     problems = []
-    summary = _checked(result_dir / "result.json", readback.RESULT, result_dir, problems)
+    summary = _checked(result_dir / "result.json", result_record, result_dir, problems)
     return ResultEvidence(
         path=str(result_dir),
         summary=summary,
@@ -179,8 +189,8 @@ def _from_direct_group(dirs: Sequence[Path]) -> bool:
     """
     if len(dirs) != 1:
         return False
-    data, _problems = readback.read_checked(dirs[0] / "group.json", readback.GROUP)
-    return isinstance(data, dict) and "suite" in data and data["suite"] is None
+    data, _problems = read_checked(dirs[0] / "group.json", parse_group)
+    return isinstance(data, GroupRecord) and data.suite is None
 
 
 def render(target: str, cwd: Path, *, group: str | None = None, variant: str | None = None) -> str:
@@ -256,7 +266,7 @@ def list_checked(cwd: Path) -> tuple[str, bool]:
     rows: list[tuple[str, str, str, str, str]] = []
     problems: list[str] = []
     for path in results:
-        summary, found = readback.read_checked(path / "result.json", readback.RESULT, f"{path.name}/result.json")
+        summary, found = read_checked(path / "result.json", result_record, f"{path.name}/result.json")
         problems += found
         dirs = layout.group_dirs(path)
         transitions: list[str] = []
@@ -266,12 +276,12 @@ def list_checked(cwd: Path) -> tuple[str, bool]:
             grade, regrade = newest_grade(gdir, path, group_problems)
             problems += [f"{path.name}/{p}" for p in group_problems]
             regraded = regraded or regrade is not None
-            transitions += [str(c.get("transition")) for c in (grade or {}).get("comparisons", [])]
+            transitions += [c.transition for c in grade.comparisons] if grade is not None else []
         if not dirs and summary is not None:
-            transitions = [str(t) for g in summary.get("groups", []) for t in (g.get("comparisons") or {}).values()]
-        count = len(summary["groups"]) if summary is not None and "groups" in summary else len(dirs)
+            transitions = [t for g in summary.groups for t in g.comparisons.values()]
+        count = len(summary.groups) if summary is not None else len(dirs)
         shown = (count_words(transitions) or "-") + (" (regraded)" if regraded else "")
-        state = str(summary.get("state", "unknown")) if summary is not None else "unknown"
+        state = summary.state if summary is not None else "unknown"
         rows.append((escape_path(path.name), _result_time(path), escape_path(state), str(count), escape_path(shown)))
     header = ("id", "time (UTC)", "state", "groups", "transitions")
     widths = [max(len(r[i]) for r in [header, *rows]) for i in range(len(header) - 1)]

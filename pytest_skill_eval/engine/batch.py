@@ -5,9 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal, cast
 
-from pytest_skill_eval.errors import EvidenceError
 from pytest_skill_eval.evidence import layout, store
-from pytest_skill_eval.evidence.reader import read_record
+from pytest_skill_eval.evidence.reader import read_grade, read_group, read_record
 from pytest_skill_eval.evidence.records import (
     BatchState,
     DefinitionRecord,
@@ -17,9 +16,7 @@ from pytest_skill_eval.evidence.records import (
     RunState,
     SelectionRecord,
     VariantName,
-    parse_group,
 )
-from pytest_skill_eval.grading.results import GroupGrade
 
 _VARIANTS: tuple[VariantName, VariantName] = ("baseline", "candidate")
 
@@ -84,16 +81,11 @@ def _persisted_entry(gdir: Path, interrupted: bool) -> ResultGroup:
             state="cancelled" if interrupted else "not-run", reason="stopped before its group.json was written",
             grade_state=None, variants=cast("dict[VariantName, RunState]", variants), comparisons={},
         )
-    group = parse_group(store.read_json(record_file), record_file)
+    group = read_group(record_file)
     comparisons: dict[str, str] = {}
-    if group.grade_state is not None:
-        grade_path = layout.grade_file(gdir, group.to_json())
-        if grade_path.is_file():
-            try:
-                grade = GroupGrade.from_json(store.read_json(grade_path))
-            except (TypeError, ValueError, KeyError) as exc:
-                raise EvidenceError(f"{grade_path}: not a stored grade: {exc}") from exc
-            comparisons = {c.id: c.transition for c in grade.comparisons}
+    grade_path = layout.grade_file(gdir, group)
+    if group.grade_state is not None and grade_path.is_file():
+        comparisons = {c.id: c.transition for c in read_grade(grade_path).comparisons}
     return ResultGroup(
         dir=gdir.name, id=group.id, position=group.position, state=group.state, reason=None,
         grade_state=group.grade_state, variants={n: v.state for n, v in group.variants.items()},

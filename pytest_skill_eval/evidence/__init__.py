@@ -6,7 +6,6 @@
     ├── records   typed records of every stored JSON file (to/from JSON, schema-checked)
     ├── reader    reading stored evidence back through its records (grading's input)
     ├── locate    finding stored results by id, prefix, ``latest`` or directory
-    └── readback  field checks the views still use (being replaced by ``records``)
 
 The layout itself is documented in ``docs/evidence.md``.
 """

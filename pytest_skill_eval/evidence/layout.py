@@ -5,11 +5,11 @@ from __future__ import annotations
 import re
 import secrets
 import shutil
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
+from pytest_skill_eval.evidence.records import GroupRecord, InvalidGroupRecord
 from pytest_skill_eval.evidence.store import write_atomic
 
 RUNS_DIR = Path(".skill-eval") / "runs"
@@ -75,10 +75,10 @@ def group_record_file(group_dir: Path) -> Path | None:
     return None
 
 
-def grade_file(group_dir: Path, record: Mapping[str, Any]) -> Path:
+def grade_file(group_dir: Path, record: GroupRecord | InvalidGroupRecord) -> Path:
     """The grade a group record points at (``grade.json`` unless a fallback was published)."""
-    name = record.get("grade_file") if isinstance(record.get("grade_file"), str) else GRADE_FILE
-    return group_dir / Path(str(name)).name
+    name = record.grade_file if isinstance(record, GroupRecord) else GRADE_FILE
+    return group_dir / Path(name).name
 
 
 def sweep_staging(result_dir: Path) -> list[Path]:

@@ -2,17 +2,95 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import json
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any, TypeVar
 
+from pytest_skill_eval import schemas
+from pytest_skill_eval.errors import EvidenceError, MalformedGrade, Problem
 from pytest_skill_eval.evidence import records
 from pytest_skill_eval.evidence.store import read_files, read_json
+from pytest_skill_eval.grading.results import GroupGrade
 from pytest_skill_eval.observation import RunObservation
 
 
 def read_record(kind: type[records.Record], path: Path) -> records.Record:
     """The typed record stored at *path*; :class:`EvidenceError` naming the file when it is not one."""
     return records.parse(kind, read_json(path), path)
+
+
+def read_optional(kind: type[records.Record], path: Path) -> records.Record | None:
+    """The record at *path*, or None when the file is absent or not such a record (for readers
+    that only add to a text, such as a failure's notes)."""
+    if not path.is_file():
+        return None
+    try:
+        return read_record(kind, path)
+    except EvidenceError:
+        return None
+
+
+def parse_grade(data: Any, source: Path | str) -> GroupGrade:
+    """A stored grade document as its :class:`GroupGrade`, checked by ``evidence-grade`` (the
+    same wording as every other record); :class:`MalformedGrade` naming *source* when it is not one."""
+    found = sorted(schemas.problems("evidence-grade", data), key=Problem.sort_key)
+    if found:
+        raise MalformedGrade("\n".join(p.render(str(source)) for p in found))
+    try:
+        return GroupGrade.from_json(data)
+    except MalformedGrade as exc:  # pragma: no cover - the schema refuses what from_json would
+        raise MalformedGrade(f"{source}: {exc}") from exc
+
+
+def run_record(data: Any, source: Path | str) -> records.RunRecord:
+    return records.parse(records.RunRecord, data, source)
+
+
+def transcript_record(data: Any, source: Path | str) -> records.TranscriptRecord:
+    return records.parse(records.TranscriptRecord, data, source)
+
+
+def definition_record(data: Any, source: Path | str) -> records.DefinitionRecord:
+    return records.parse(records.DefinitionRecord, data, source)
+
+
+def result_record(data: Any, source: Path | str) -> records.ResultRecord:
+    return records.parse(records.ResultRecord, data, source)
+
+
+Parsed = TypeVar("Parsed")
+
+
+def read_checked(path: Path, parse: Callable[[Any, str], Parsed], shown: str | None = None) -> tuple[Parsed | None, list[str]]:
+    """Read the evidence file *path* for a reader that goes on past a bad file (views, regrade).
+
+    ``(record, [])`` when it is one; ``(None, [])`` when it is absent (a run stopped early is
+    ordinary); ``(None, problems)`` when it cannot be read or is not such a record, each
+    problem starting with *shown* (default: the path) and saying what was expected and found.
+    """
+    label = shown if shown is not None else str(path)
+    if not path.is_file():
+        return None, []
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
+        return None, [f"{label}: cannot read evidence file {path}: {exc}"]
+    try:
+        return parse(data, label), []
+    except EvidenceError as exc:
+        return None, str(exc).split("\n")
+
+
+def read_group(path: Path) -> records.GroupRecord | records.InvalidGroupRecord:
+    """A ``group.json`` (or its fallback) of either shape."""
+    return records.parse_group(read_json(path), path)
+
+
+def read_grade(path: Path) -> GroupGrade:
+    """A stored ``grade.json`` (or a regrade or fallback); :class:`MalformedGrade` naming the
+    file and the first field that is not what grading writes."""
+    return parse_grade(read_json(path), path)
 
 
 def load_observation(run_dir: Path) -> RunObservation:

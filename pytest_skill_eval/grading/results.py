@@ -11,6 +11,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, get_args
 
+from pytest_skill_eval.errors import MalformedGrade
 from pytest_skill_eval.grading.jsonvalue import show
 
 ExpectationStatus = Literal["pass", "fail", "grade-error", "not-graded"]
@@ -22,10 +23,6 @@ EXPECTATION_STATUSES: tuple[ExpectationStatus, ...] = get_args(ExpectationStatus
 TRANSITIONS: tuple[Transition, ...] = get_args(Transition)
 ERROR_SCOPES: tuple[ErrorScope, ...] = get_args(ErrorScope)
 GROUP_GRADE_STATES: tuple[GroupGradeState, ...] = get_args(GroupGradeState)
-
-
-class MalformedGrade(ValueError):
-    """A stored grade document (``grade.json``) whose structure or field types are wrong."""
 
 
 _MISSING: Any = object()

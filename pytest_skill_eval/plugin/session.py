@@ -24,7 +24,9 @@ from pytest_skill_eval.definitions.model import VARIANTS, Group, GroupRef, Suite
 from pytest_skill_eval.engine.batch import write_batch_summary
 from pytest_skill_eval.errors import DefinitionError, EvidenceError
 from pytest_skill_eval.evidence import layout, store
-from pytest_skill_eval.evidence.records import PlannedGroup, SelectionRecord, VariantName
+from pytest_skill_eval.evidence.reader import read_grade, read_group, read_optional
+from pytest_skill_eval.evidence.records import PlannedGroup, RunRecord, SelectionRecord, TranscriptRecord, VariantName
+from pytest_skill_eval.grading.results import GradeError, GroupGrade
 from pytest_skill_eval.plugin.declared import _load_suite, _named_by, resolve_declared, select_position
 from pytest_skill_eval.plugin.progress import LiveProgress
 from pytest_skill_eval.policy import (
@@ -256,17 +258,15 @@ class SkillEvalSession:
         record_file = layout.group_record_file(group_dir)
         if record_file is None:
             raise EvidenceError(f"no group record was persisted in {group_dir} (neither group.json nor group-fallback.json)")
-        group = store.read_json(record_file)
+        group = read_group(record_file)
         grade_file = layout.grade_file(group_dir, group)
-        grade = store.read_json(grade_file) if grade_file.is_file() else {"state": "grade-error", "errors": [
-            {"scope": "system", "owner": None, "variant": None, "message": f"no grade was persisted at {grade_file}"}]}
-        from pytest_skill_eval.evidence.readback import RUN, TRANSCRIPT, read_checked
-
+        grade = read_grade(grade_file) if grade_file.is_file() else GroupGrade(
+            str(group.id), "grade-error", errors=(GradeError("system", None, None, f"no grade was persisted at {grade_file}"),))
         notes: list[tuple[str, int, str]] = []
         for name in VARIANTS:
             # only adds to the failure text: a run file it cannot read is no reason to fail the judging
-            run, _ = read_checked(group_dir / name / "run.json", RUN)
-            transcript, _ = read_checked(group_dir / name / "transcript.json", TRANSCRIPT)
+            run = read_optional(RunRecord, group_dir / name / "run.json")
+            transcript = read_optional(TranscriptRecord, group_dir / name / "transcript.json")
             notes += stand_in_notes(name, run, transcript)
         return judge(group, grade, group_dir=str(group_dir), fail_on=self.fail_on, result_id=self.result_id, notes=notes)
 

@@ -8,10 +8,21 @@ always stays on one line and reads back unambiguously.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any, TypedDict
 
 from pytest_skill_eval.evidence.layout import group_dir_id
+from pytest_skill_eval.evidence.records import (
+    GroupRecord,
+    InvalidGroupRecord,
+    ModelRecord,
+    ResultRecord,
+    RunRecord,
+    SourceRecord,
+    TranscriptRecord,
+)
+from pytest_skill_eval.grading.results import GradeError, GroupGrade
+from pytest_skill_eval.observation import ToolCall, Turn
 from pytest_skill_eval.render.text import escape_path, neutralise
 
 _ARGS_SHOWN = 200
@@ -24,8 +35,8 @@ class VariantEvidence(TypedDict):
     """What the view reads of one variant: ``run.json``, the transcript, artifact paths."""
 
     name: str
-    run: dict[str, Any] | None
-    transcript: dict[str, Any] | None
+    run: RunRecord | None
+    transcript: TranscriptRecord | None
     #: result-relative slash paths of the artifacts present (directories end with "/")
     artifacts: list[str]
     #: ``(change, result-relative path)`` of files added/modified/removed in the workspace
@@ -40,9 +51,9 @@ class GroupEvidence(TypedDict):
     dir: str
     #: the one-based position recorded in the directory name ``NNN-<id>``
     position: int
-    group: dict[str, Any] | None
+    group: GroupRecord | InvalidGroupRecord | None
     #: the newest grade: the newest ``grade-regraded-<stamp>.json`` that reads, else ``grade.json``
-    grade: dict[str, Any] | None
+    grade: GroupGrade | None
     #: when *grade* is a regrade: its result-relative file, its UTC time, and the run's own grade state
     regrade: RegradeShown | None
     definition_path: str | None
@@ -63,7 +74,7 @@ class ResultEvidence(TypedDict):
     """A stored result as the renderer sees it."""
 
     path: str
-    summary: dict[str, Any] | None
+    summary: ResultRecord | None
     groups: list[GroupEvidence]
     group_selector: str | None
     variant: str | None
@@ -108,7 +119,7 @@ def render_result(result: ResultEvidence) -> str:
         else:
             lines.append("state     unknown (no result.json: the batch summary was never written)")
     else:
-        lines.append(f"state     {summary.get('state', 'unknown')}")
+        lines.append(f"state     {summary.state}")
     lines += _problem_lines(result["problems"], 0)
     lines.append(_selection_line(result))
     if not result["groups"]:
@@ -120,24 +131,24 @@ def render_result(result: ResultEvidence) -> str:
 
 def render_group(group: GroupEvidence, variant: str | None = None) -> list[str]:
     """One group: header, grade (before run evidence), review questions, variants."""
-    data = group["group"] or {}
-    group_id = data.get("id") or group_dir_id(group["dir"])
-    kind = f" ({data['type']})" if data.get("type") else ""
+    data = group["group"]
+    group_id = (data.id if data is not None else None) or group_dir_id(group["dir"])
+    kind = f" ({data.type})" if isinstance(data, GroupRecord) else ""
     missing = "unknown: no group.json" if not any("group.json: " in p for p in group["problems"]) else "unknown"
-    state = data.get("state", missing)
+    state = data.state if data is not None else missing
     lines = [f"== group {group['position']} {group_id}{kind} [{state}]"]
     lines += _problem_lines(group["problems"], 0)
     if group["definition_path"]:
         lines.append(f"definition {escape_path(group['definition_path'])}")
-    if data.get("definition_errors"):
+    if isinstance(data, InvalidGroupRecord) and data.definition_errors:
         # a suite entry whose group file could not be loaded: no run, no grade
-        lines.append(f"definition {escape_path(str(data.get('ref')))} is invalid")
-        lines += [f"  {escape_path(problem)}" for problem in data["definition_errors"]]
+        lines.append(f"definition {escape_path(data.ref)} is invalid")
+        lines += [f"  {escape_path(problem)}" for problem in data.definition_errors]
     if group["grade"] is None and any(p.startswith(f"{_grade_file(group)}: ") for p in group["problems"]):
         lines.append("grade     unknown (grade.json is not what the view expects)")
     else:
         lines += render_grade(group["grade"], variant, group.get("regrade"))
-    questions = data.get("review_questions") or []
+    questions = data.review_questions if isinstance(data, GroupRecord) else ()
     if questions:
         lines.append("review questions")
         for question in questions:
@@ -145,7 +156,8 @@ def render_group(group: GroupEvidence, variant: str | None = None) -> list[str]:
     lines.append("artifacts")
     lines += [f"  {escape_path(path)}" for path in group["artifacts"]] or ["  none"]
     for run in group["variants"]:
-        reason = ((data.get("variants") or {}).get(run["name"]) or {}).get("reason")
+        state_of = next((v for n, v in data.variants.items() if n == run["name"]), None) if data is not None else None
+        reason = state_of.reason if state_of is not None else None
         lines += ["", *render_variant(run, reason)]
     return lines
 
@@ -154,14 +166,14 @@ def _grade_file(group: GroupEvidence) -> str:
     return f"groups/{group['dir']}/grade.json"
 
 
-def _visible_errors(errors: Iterable[Mapping[str, Any]], variant: str | None) -> list[Mapping[str, Any]]:
+def _visible_errors(errors: Iterable[GradeError], variant: str | None) -> list[GradeError]:
     """Leave out the other variant's expectation-owned errors; keep every other scope."""
     if variant is None:
         return list(errors)
-    return [e for e in errors if not (e.get("scope") == "expectation" and e.get("variant") not in (None, variant))]
+    return [e for e in errors if not (e.scope == "expectation" and e.variant not in (None, variant))]
 
 
-def render_grade(grade: Mapping[str, Any] | None, variant: str | None = None,
+def render_grade(grade: GroupGrade | None, variant: str | None = None,
                  regrade: RegradeShown | None = None) -> list[str]:
     """The grade of one group: expectations, comparisons and grade errors.
 
@@ -170,72 +182,69 @@ def render_grade(grade: Mapping[str, Any] | None, variant: str | None = None,
     """
     if grade is None:
         return ["grade     none (no grade.json: the group was not graded)"]
-    state = grade.get("state", "unknown")
+    state = grade.state
     if regrade is None:
         lines = [f"grade     {state}"]
     else:
         original = regrade["original_state"] or "none"
         lines = [f"grade     {state} (regraded {regrade['time']} by skill-eval regrade; the run's own grade.json: {original})",
                  f"  file       {escape_path(regrade['file'])}"]
-    expectations = [e for e in grade.get("expectations", []) if variant is None or e.get("variant") == variant]
+    expectations = [e for e in grade.expectations if variant is None or e.variant == variant]
     lines.append("  expectations" if expectations else "  expectations: none")
     for item in expectations:
-        lines.append(f"    {item.get('status', '?'):<11} {item.get('id')} ({item.get('variant')} {item.get('kind')})")
-        lines += _field("expected", escape_path(str(item.get("expected", ""))), 6)
-        lines += _field("observed", escape_path(str(item.get("observed", ""))), 6)
-        for location in item.get("locations", []):
-            lines += _field("location", escape_path(str(location)), 6)
-        if item.get("error"):
-            lines += _field("error", escape_path(str(item["error"])), 6)
-    comparisons = grade.get("comparisons", [])
-    lines.append("  comparisons" if comparisons else "  comparisons: none")
-    for item in comparisons:
-        pair = f"{item.get('baseline') or '-'} -> {item.get('candidate') or '-'}"
-        lines.append(f"    {item.get('id')}: {item.get('transition')} ({pair})")
-        if item.get("reason"):
-            lines += _field("reason", escape_path(str(item["reason"])), 6)
-    errors = _visible_errors(grade.get("errors", []), variant)
+        lines.append(f"    {item.status:<11} {item.id} ({item.variant} {item.kind})")
+        lines += _field("expected", escape_path(item.expected), 6)
+        lines += _field("observed", escape_path(item.observed), 6)
+        for location in item.locations:
+            lines += _field("location", escape_path(location), 6)
+        if item.error:
+            lines += _field("error", escape_path(item.error), 6)
+    lines.append("  comparisons" if grade.comparisons else "  comparisons: none")
+    for comparison in grade.comparisons:
+        pair = f"{comparison.baseline or '-'} -> {comparison.candidate or '-'}"
+        lines.append(f"    {comparison.id}: {comparison.transition} ({pair})")
+        if comparison.reason:
+            lines += _field("reason", escape_path(comparison.reason), 6)
+    errors = _visible_errors(grade.errors, variant)
     lines.append("  grade errors" if errors else "  grade errors: none")
     for error in errors:
-        owner = f" {error['owner']}" if error.get("owner") else ""
-        lines += _field(f"{error.get('scope')}{owner}:", escape_path(str(error.get("message", ""))), 4, 0)
+        owner = f" {error.owner}" if error.owner else ""
+        lines += _field(f"{error.scope}{owner}:", escape_path(error.message), 4, 0)
     return lines
 
 
-def _source_text(source: Mapping[str, Any]) -> str:
-    parts = [str(source.get("kind", "?"))]
-    if source.get("ref"):
-        parts.append(f"ref {escape_path(str(source['ref']))}")
-    if source.get("commit"):
-        parts.append(f"commit {source['commit']}")
+def _source_text(source: SourceRecord) -> str:
+    parts: list[str] = [source.kind]
+    if source.ref:
+        parts.append(f"ref {escape_path(source.ref)}")
+    if source.commit:
+        parts.append(f"commit {source.commit}")
     text = " ".join(parts)
-    return f"{text} at {escape_path(str(source['root']))}" if source.get("root") else text
+    return f"{text} at {escape_path(source.root)}" if source.root else text
 
 
-def _model_text(model: Mapping[str, Any]) -> str:
-    if model.get("provider") is None:
-        text = "none answered"
-    else:
-        text = f"{model.get('provider')}/{model.get('model')}"
-    if "declared" in model and model.get("declared") is None:
+def _model_text(model: ModelRecord) -> str:
+    text = "none answered" if model.provider is None else f"{model.provider}/{model.model}"
+    if model.declared is None:
         text += " (pi's default: the group declares no model)"
-    if model.get("thinking"):
-        text += f" (thinking {model['thinking']})"
-    if model.get("provider") == "scripted":
+    if model.thinking:
+        text += f" (thinking {model.thinking})"
+    if model.provider == "scripted":
         text += " [scripted stand-in, not a real model]"
     return text
 
 
-def _skill_lines(run: Mapping[str, Any]) -> list[str]:
-    registered = run.get("registered_skills") or {}
-    target = (run.get("paths") or {}).get("target_file")
+def _skill_lines(run: RunRecord) -> list[str]:
+    assert run.ran is not None
+    registered: dict[str, Any] = dict(run.ran.registered_skills)
+    target = run.paths.target_file if run.paths is not None else None
     listed = registered.get("prompt") or []
     lines: list[str] = []
     for skill in listed:
         mark = " (target)" if target and skill.get("location") == target else ""
         lines += _field("skill", f"{skill.get('name')}{mark} {escape_path(str(skill.get('location')))}", 2)
     if not listed:
-        declared = (run.get("paths") or {}).get("skills") or []
+        declared = run.paths.skills if run.paths is not None else ()
         lines.append("  skills     none listed in the system prompt" + (f" ({len(declared)} declared)" if declared else ""))
     commands = registered.get("commands")
     if commands:
@@ -243,32 +252,32 @@ def _skill_lines(run: Mapping[str, Any]) -> list[str]:
     return lines
 
 
-def render_tool_call(call: Mapping[str, Any]) -> str:
+def render_tool_call(call: ToolCall) -> str:
     """``name {compact args} -> ok|error|blocked[: first result line]``."""
-    outcome = "blocked" if call.get("blocked") else "error" if call.get("is_error") else "ok"
-    if outcome == "ok" and call.get("result_text") is None:
+    outcome = "blocked" if call.blocked else "error" if call.is_error else "ok"
+    if outcome == "ok" and call.result_text is None:
         outcome = "no result"
-    text = f"{call.get('name')} {_shorten(_compact(call.get('arguments') or {}), _ARGS_SHOWN)} -> {outcome}"
-    if outcome in ("blocked", "error") and call.get("result_text"):
-        first = str(call["result_text"]).strip().split("\n", 1)[0]
+    text = f"{call.name} {_shorten(_compact(call.arguments or {}), _ARGS_SHOWN)} -> {outcome}"
+    if outcome in ("blocked", "error") and call.result_text:
+        first = call.result_text.strip().split("\n", 1)[0]
         text += f": {_shorten(first, _RESULT_SHOWN)}"
     return text
 
 
-def render_turn(turn: Mapping[str, Any]) -> list[str]:
+def render_turn(turn: Turn) -> list[str]:
     """One declared turn: prompt, sent text when it differs, tool calls, response."""
-    state = "" if turn.get("settled", True) else " (not settled)"
-    lines = [f"  turn {turn.get('index')}{state}"]
-    lines += _field("prompt", str(turn.get("prompt", "")), 4)
-    if turn.get("sent") != turn.get("prompt"):
-        lines += _field("sent", str(turn.get("sent", "")), 4)
-    for call in turn.get("tool_calls", []):
+    state = "" if turn.settled else " (not settled)"
+    lines = [f"  turn {turn.index}{state}"]
+    lines += _field("prompt", turn.prompt, 4)
+    if turn.sent != turn.prompt:
+        lines += _field("sent", turn.sent, 4)
+    for call in turn.tool_calls:
         lines += _field("tool", render_tool_call(call), 4)
-    lines += _field("response", str(turn.get("response", "")), 4)
-    if turn.get("stop_reason") not in (None, "stop"):
-        lines += _field("stopped", str(turn.get("stop_reason")), 4)
-    if turn.get("error"):
-        lines += _field("error", escape_path(str(turn["error"])), 4)
+    lines += _field("response", turn.response, 4)
+    if turn.stop_reason not in (None, "stop"):
+        lines += _field("stopped", str(turn.stop_reason), 4)
+    if turn.error:
+        lines += _field("error", escape_path(turn.error), 4)
     return lines
 
 
@@ -278,36 +287,30 @@ def render_variant(run: VariantEvidence, group_reason: str | None = None) -> lis
     problems = _problem_lines(run["problems"], 2)
     if data is None and not run["problems"]:
         return [f"-- {run['name']} [no run.json: this variant was not persisted]"]
-    lines = [f"-- {run['name']} [{(data or {}).get('state', 'unknown')}]", *problems]
-    data = data or {}
-    reason = data.get("reason") or group_reason
+    lines = [f"-- {run['name']} [{data.state if data is not None else 'unknown'}]", *problems]
+    reason = (data.reason if data is not None else None) or group_reason
     if reason:
-        lines += _field("reason", escape_path(str(reason)), 2)
-    if data.get("source"):
-        lines += _field("source", _source_text(data["source"]), 2)
-    if data.get("host"):
-        mode = f", {data['mode']} mode" if data.get("mode") else ""
-        lines += _field("host", f"pi {data['host'].get('version', '?')}{mode}", 2)
-    if data.get("model"):
-        lines += _field("model", _model_text(data["model"]), 2)
-    if data.get("tools") is not None:
-        lines += _field("tools", ", ".join(data["tools"]) or "none", 2)
-    if "registered_skills" in data:
+        lines += _field("reason", escape_path(reason), 2)
+    if data is not None and data.source is not None:
+        lines += _field("source", _source_text(data.source), 2)
+    ran = data.ran if data is not None else None
+    if data is not None and ran is not None:
+        lines += _field("host", f"pi {ran.host.get('version', '?')}, {ran.mode} mode", 2)
+        lines += _field("model", _model_text(ran.model), 2)
+        lines += _field("tools", ", ".join(ran.tools) or "none", 2)
         lines += _skill_lines(data)
-    for path in data.get("context_files") or []:
-        lines += _field("context", escape_path(str(path)), 2)
-    if data.get("started_at") is not None and data.get("ended_at") is not None:
-        lines += _field("duration", f"{float(data['ended_at']) - float(data['started_at']):.2f} s", 2)
-    usage = data.get("usage") or {}
-    if usage.get("totalTokens"):
-        lines += _field("tokens", f"{int(usage['totalTokens'])} (input {int(usage.get('input', 0))}, output {int(usage.get('output', 0))})", 2)
-    if data.get("fingerprints_changed"):
-        lines += _field("changed", ", ".join(escape_path(p) for p in data["fingerprints_changed"]), 2)
-    if data.get("redactions"):
+        for path in ran.context_files:
+            lines += _field("context", escape_path(path), 2)
+        lines += _field("duration", f"{ran.ended_at - ran.started_at:.2f} s", 2)
+        if ran.usage.total_tokens:
+            lines += _field("tokens", f"{int(ran.usage.total_tokens)} (input {int(ran.usage.input)}, output {int(ran.usage.output)})", 2)
+        if ran.fingerprints_changed:
+            lines += _field("changed", ", ".join(escape_path(p) for p in ran.fingerprints_changed), 2)
+    if data is not None and data.redactions:
         # files stored with inherited values replaced by the marker: checks on them may fail for that reason
-        lines += _field("redacted", ", ".join(f"{escape_path(str(p))} ({n})" for p, n in data["redactions"].items()), 2)
-    for turn in (run["transcript"] or {}).get("turns", []):
-        lines += render_turn(turn)
+        lines += _field("redacted", ", ".join(f"{escape_path(p)} ({n})" for p, n in data.redactions.items()), 2)
+    for stored in run["transcript"].turns if run["transcript"] is not None else ():
+        lines += render_turn(stored.turn)
     if run["workspace_changes"]:
         lines.append("  workspace changes")
         lines += [f"    {change:<8} {escape_path(path)}" for change, path in run["workspace_changes"]]

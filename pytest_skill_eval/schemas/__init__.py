@@ -70,12 +70,16 @@ def _validator(name: str) -> jsonschema.Draft202012Validator:
 
 
 def problems(name: str, doc: Any) -> list[Problem]:
-    """Every violation of schema *name* by *doc*, worded as problems (unsorted)."""
+    """Every violation of schema *name* by *doc*, worded as problems, each once (unsorted).
+
+    jsonschema reports one ``required`` error per missing field, and each is translated
+    into the problems of its object, so the same problem can come more than once.
+    """
     root = schema(name)
-    found: list[Problem] = []
+    found: dict[Problem, None] = {}
     for error in _validator(name).iter_errors(doc):
-        found.extend(_translate(error, root))
-    return found
+        found.update(dict.fromkeys(_translate(error, root)))
+    return list(found)
 
 
 def quote(text: str) -> str:

@@ -9,8 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.commands.regrade import describe_changes, regrade_result
+from pytest_skill_eval.commands.regrade import regrade
 from pytest_skill_eval.errors import DefinitionError, EvidenceError
+from pytest_skill_eval.grading.results import ComparisonResult, ExpectationResult, GradeError, GroupGrade
+from pytest_skill_eval.render.regrade import describe_changes
 
 from .conftest import StoredRun, assert_snapshot, copy_result, copy_suite, normalise, run_suite
 
@@ -57,7 +59,7 @@ def body_run(body_run_once: StoredRun) -> Iterator[StoredRun]:
 def test_regrade_of_untouched_evidence_reproduces_grade_json(stored_run: StoredRun, tmp_path: Path) -> None:
     result = copy_result(stored_run, tmp_path / "copy")
     before = _grades(result)
-    summary = regrade_result(str(result), tmp_path, now=_clock)
+    summary = regrade(str(result), tmp_path, now=_clock)[0]
     after = _grades(result)
     for group in ("001-release-notes-activation", "002-release-notes-body", "003-release-notes-errors"):
         original = f"groups/{group}/grade.json"
@@ -69,8 +71,8 @@ def test_regrade_of_untouched_evidence_reproduces_grade_json(stored_run: StoredR
 
 def test_regrade_never_overwrites_an_earlier_regrade(stored_run: StoredRun, tmp_path: Path) -> None:
     result = copy_result(stored_run, tmp_path / "copy")
-    regrade_result(str(result), tmp_path, now=_clock)
-    second = regrade_result(str(result), tmp_path, now=_clock)
+    regrade(str(result), tmp_path, now=_clock)
+    second = regrade(str(result), tmp_path, now=_clock)[0]
     assert "grade-regraded-20260720173209-2.json" in second
     assert len(list(result.glob("groups/001-*/grade-regraded-*.json"))) == 2
 
@@ -88,7 +90,7 @@ def test_regrade_after_an_edited_expectation(body_run: StoredRun) -> None:
     gdir = next(body_run.result_dir.glob("groups/*-release-notes-body"))
     stored = (gdir / "grade.json").read_bytes()
 
-    summary = regrade_result(body_run.result_id, body_run.root, now=_clock)
+    summary = regrade(body_run.result_id, body_run.root, now=_clock)[0]
 
     assert (gdir / "grade.json").read_bytes() == stored
     new = json.loads((gdir / "grade-regraded-20260720173209.json").read_text())
@@ -101,7 +103,7 @@ def test_regrade_after_an_edited_expectation(body_run: StoredRun) -> None:
 
 def test_regrade_uses_the_stored_definition_when_the_file_is_gone(body_run: StoredRun) -> None:
     (body_run.root / "groups" / "release-notes-body.json").unlink()
-    summary = regrade_result(body_run.result_id, body_run.root, now=_clock)
+    summary = regrade(body_run.result_id, body_run.root, now=_clock)[0]
     gdir = next(body_run.result_dir.glob("groups/*-release-notes-body"))
     assert (gdir / "grade-regraded-20260720173209.json").read_bytes() == (gdir / "grade.json").read_bytes()
     assert "stored copy in definition.json" in summary
@@ -111,7 +113,7 @@ def test_regrade_uses_the_stored_definition_when_the_file_is_gone(body_run: Stor
 def test_regrade_refuses_a_definition_that_no_longer_loads(body_run: StoredRun) -> None:
     (body_run.root / "groups" / "release-notes-body.json").write_text("{ not json")
     with pytest.raises(DefinitionError, match="invalid JSON"):
-        regrade_result(body_run.result_id, body_run.root, now=_clock)
+        regrade(body_run.result_id, body_run.root, now=_clock)
     assert not list(body_run.result_dir.glob("groups/*/grade-regraded-*.json"))  # nothing half-written
 
 
@@ -121,27 +123,23 @@ def test_regrade_refuses_a_definition_of_another_group(body_run: StoredRun) -> N
     definition["id"] = "renamed"
     group_file.write_text(json.dumps(definition))
     with pytest.raises(EvidenceError, match="now declares group 'renamed', but this result holds group 'release-notes-body'"):
-        regrade_result(body_run.result_id, body_run.root, now=_clock)
+        regrade(body_run.result_id, body_run.root, now=_clock)
 
 
 def test_regrade_of_a_missing_result(tmp_path: Path) -> None:
     with pytest.raises(EvidenceError, match="no stored result"):
-        regrade_result("20260101000000-deadbeef", tmp_path)
+        regrade("20260101000000-deadbeef", tmp_path)
 
 
 def test_describe_changes() -> None:
-    stored = {
-        "state": "graded",
-        "expectations": [{"id": "a", "status": "pass"}, {"id": "b", "status": "fail"}, {"id": "gone", "status": "pass"}],
-        "comparisons": [{"id": "c", "transition": "fail-to-pass"}],
-        "errors": [],
-    }
-    new = {
-        "state": "grade-error",
-        "expectations": [{"id": "a", "status": "fail"}, {"id": "b", "status": "fail", "observed": "x"}, {"id": "new", "status": "grade-error"}],
-        "comparisons": [{"id": "c", "transition": "fail-to-fail"}],
-        "errors": [{"scope": "expectation"}],
-    }
+    def exp(eid: str, status: str, observed: str = "o") -> ExpectationResult:
+        return ExpectationResult(eid, "path", "candidate", status, "e", observed)  # type: ignore[arg-type]
+
+    stored = GroupGrade("g", "graded", expectations=(exp("a", "pass"), exp("b", "fail"), exp("gone", "pass")),
+                        comparisons=(ComparisonResult("c", "a", "b", "fail-to-pass"),))
+    new = GroupGrade("g", "grade-error", expectations=(exp("a", "fail"), exp("b", "fail", "x"), exp("new", "grade-error")),
+                     comparisons=(ComparisonResult("c", "a", "b", "fail-to-fail"),),
+                     errors=(GradeError("expectation", "new", "candidate", "m"),))
     assert describe_changes(stored, new) == [
         "grade state: graded -> grade-error",
         "expectation a: pass -> fail",
@@ -151,6 +149,9 @@ def test_describe_changes() -> None:
         "comparison c: fail-to-pass -> fail-to-fail",
         "grade errors: 0 -> 1",
     ]
+    same_but_reordered = GroupGrade("g", "graded", expectations=stored.expectations[::-1], comparisons=stored.comparisons)
+    assert describe_changes(stored, same_but_reordered) == ["same verdicts; the file differs only in order or formatting"]
+    assert describe_changes(stored, stored) == []
 
 
 def test_regrade_command_exits_non_zero_on_a_grade_error(stored_run: StoredRun, tmp_path: Path) -> None:

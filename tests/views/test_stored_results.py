@@ -14,10 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.commands.view import list_results
 from pytest_skill_eval.commands.regrade import regrade
-from pytest_skill_eval.commands.view import render
+from pytest_skill_eval.commands.view import list_results, render
 from pytest_skill_eval.errors import EvidenceError
+from pytest_skill_eval.grading.results import ExpectationResult, GroupGrade
 from pytest_skill_eval.render.views import render_grade
 
 from .conftest import StoredRun, copy_result
@@ -48,18 +48,13 @@ def _result(cwd: Path, result_id: str) -> Path:
 
 
 def test_expectation_cells_are_escaped_like_paths() -> None:
-    grade = {
-        "state": "graded",
-        "expectations": [{
-            "id": "odd", "kind": "path", "variant": "candidate", "status": "fail",
-            "expected": "odd\\name\twith\nbreaks.md exists in the final workspace",
-            "observed": "odd\\name\twith\nbreaks.md does not exist",
-            "locations": ["workspace odd\\name\twith\nbreaks.md\r"],
-            "error": "bad\tpath\\x",
-        }],
-        "comparisons": [],
-        "errors": [],
-    }
+    grade = GroupGrade("g", "graded", expectations=(ExpectationResult(
+        id="odd", kind="path", variant="candidate", status="fail",
+        expected="odd\\name\twith\nbreaks.md exists in the final workspace",
+        observed="odd\\name\twith\nbreaks.md does not exist",
+        locations=("workspace odd\\name\twith\nbreaks.md\r",),
+        error="bad\tpath\\x",
+    ),))
     lines = render_grade(grade)
     assert "      expected   odd\\\\name\\twith\\nbreaks.md exists in the final workspace" in lines
     assert "      observed   odd\\\\name\\twith\\nbreaks.md does not exist" in lines
@@ -236,20 +231,21 @@ def test_hidden_staging_directories_are_ignored(stored_run: StoredRun, tmp_path:
 
 BODY = "groups/002-release-notes-body"
 CORRUPTIONS = {
-    "grade-array": (f"{BODY}/grade.json", [], f"{BODY}/grade.json: expected a JSON object, found an array"),
-    "run-string": (f"{BODY}/candidate/run.json", "x", f'{BODY}/candidate/run.json: expected a JSON object, found a string "x"'),
+    "grade-array": (f"{BODY}/grade.json", [], f"{BODY}/grade.json: /: expected a grade object, found an empty array"),
+    "run-string": (f"{BODY}/candidate/run.json", "x", f'{BODY}/candidate/run.json: /: expected a run record object, found "x"'),
     "group-missing-fields": (f"{BODY}/group.json", {"id": "release-notes-body"},
-                             f'{BODY}/group.json: expected field "state" (a string), found none'),
-    "group-array": (f"{BODY}/group.json", [1], f"{BODY}/group.json: expected a JSON object, found an array"),
+                             f'{BODY}/group.json: /state: expected one of "complete", "partially-complete", "invalid", '
+                             f'"cancelled", found no "state" field'),
+    "group-array": (f"{BODY}/group.json", [1], f"{BODY}/group.json: /: expected a group record object, found an array"),
     "transcript-turns": (f"{BODY}/candidate/transcript.json", {"turns": 5},
-                         f"{BODY}/candidate/transcript.json: at /turns: expected an array, found a number 5"),
+                         f"{BODY}/candidate/transcript.json: /turns: expected an array, found 5"),
     "grade-items": (f"{BODY}/grade.json", {"state": "graded", "expectations": [1, {"id": "x"}], "comparisons": {}, "errors": []},
-                    f"{BODY}/grade.json: at /expectations/0: expected an object, found a number 1"),
+                    f"{BODY}/grade.json: /expectations/0: expected an object, found 1"),
     "run-fields": (f"{BODY}/candidate/run.json",
                    {"variant": "candidate", "state": "complete", "source": "x", "model": [], "started_at": "a",
                     "ended_at": 2, "usage": [], "registered_skills": {"prompt": [7]}},
-                   f'{BODY}/candidate/run.json: at /source: expected an object, found a string "x"'),
-    "result-array": ("result.json", [], "result.json: expected a JSON object, found an array"),
+                   f'{BODY}/candidate/run.json: /source: expected an object, found "x"'),
+    "result-array": ("result.json", [], "result.json: /: expected a result record object, found an empty array"),
     "definition-array": (f"{BODY}/definition.json", [], None),
 }
 
@@ -283,13 +279,16 @@ def test_view_names_the_file_that_is_not_what_it_expects_and_shows_the_rest(stor
 
 
 @pytest.mark.pi
-def test_view_shows_the_right_parts_of_a_run_json_with_some_wrong_fields(stored_run: StoredRun, tmp_path: Path) -> None:
+def test_a_run_json_with_wrong_fields_is_named_field_by_field_and_the_transcript_still_shows(
+        stored_run: StoredRun, tmp_path: Path) -> None:
+    """A run.json that is not a run record is left out whole (no half-trusted fields), with
+    every field that is wrong named; the variant's other files are still shown."""
     result = _corrupt(stored_run, tmp_path, "run-fields")
     text = render(str(result), tmp_path, group="2", variant="candidate")
-    candidate = text.split("-- candidate [complete]")[1]
-    assert f"problem    {BODY}/candidate/run.json: at /model: expected an object, found an array" in text
-    assert f"problem    {BODY}/candidate/run.json: at /started_at: expected a number or null, found a string \"a\"" in text
-    assert f"problem    {BODY}/candidate/run.json: at /registered_skills/prompt/0: expected an object, found a number 7" in text
+    candidate = text.split("-- candidate [unknown]")[1]
+    assert f"problem    {BODY}/candidate/run.json: /model: expected an object, found an empty array" in text
+    assert f'problem    {BODY}/candidate/run.json: /started_at: expected a number, found "a"' in text
+    assert f'problem    {BODY}/candidate/run.json: /group: expected a string, found no "group" field' in text
     assert "  turn 2" in candidate  # the transcript is still shown
     assert "  source     " not in candidate.split("  turn 1")[0]
 

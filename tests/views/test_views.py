@@ -12,6 +12,8 @@ import pytest
 
 from pytest_skill_eval.commands.view import render, select_group_index
 from pytest_skill_eval.errors import EvidenceError, SelectionError
+from pytest_skill_eval.grading.results import GradeError, GroupGrade
+from pytest_skill_eval.observation import ToolCall
 from pytest_skill_eval.render.text import escape_path
 from pytest_skill_eval.render.views import render_grade, render_tool_call
 
@@ -249,33 +251,33 @@ def test_select_group_index_counts_recorded_positions_not_directories() -> None:
         select_group_index(["002-b"], "1")
 
 
+def _call(name: str, arguments: dict[str, object], result_text: str | None, *, is_error: bool = False,
+          blocked: bool = False) -> ToolCall:
+    return ToolCall(1, "c1", name, arguments, result_text, is_error, blocked, 3)
+
+
 @pytest.mark.parametrize(
     ("call", "text"),
     [
-        ({"name": "read", "arguments": {"path": "a"}, "result_text": "x"}, 'read {"path":"a"} -> ok'),
-        ({"name": "read", "arguments": {"path": "a"}, "result_text": "ENOENT\nmore", "is_error": True}, 'read {"path":"a"} -> error: ENOENT'),
-        ({"name": "read", "arguments": {}, "result_text": "blocked: x", "is_error": True, "blocked": True}, "read {} -> blocked: blocked: x"),
-        ({"name": "write", "arguments": {"b": 1, "a": "é"}, "result_text": None}, 'write {"a":"é","b":1} -> no result'),
-        ({"name": "write", "arguments": {"c": "x" * 300}, "result_text": ""}, 'write {"c":"' + "x" * 194 + "… (+108 chars) -> ok"),
+        (_call("read", {"path": "a"}, "x"), 'read {"path":"a"} -> ok'),
+        (_call("read", {"path": "a"}, "ENOENT\nmore", is_error=True), 'read {"path":"a"} -> error: ENOENT'),
+        (_call("read", {}, "blocked: x", is_error=True, blocked=True), "read {} -> blocked: blocked: x"),
+        (_call("write", {"b": 1, "a": "é"}, None), 'write {"a":"é","b":1} -> no result'),
+        (_call("write", {"c": "x" * 300}, ""), 'write {"c":"' + "x" * 194 + "… (+108 chars) -> ok"),
     ],
 )
-def test_render_tool_call(call: dict[str, object], text: str) -> None:
+def test_render_tool_call(call: ToolCall, text: str) -> None:
     assert render_tool_call(call) == text
 
 
 def test_render_grade_variant_filter_keeps_unowned_errors() -> None:
-    grade = {
-        "state": "grade-error",
-        "expectations": [],
-        "comparisons": [],
-        "errors": [
-            {"scope": "expectation", "owner": "b1", "variant": "baseline", "message": "mb"},
-            {"scope": "expectation", "owner": "c1", "variant": "candidate", "message": "mc"},
-            {"scope": "expectation", "owner": "x", "variant": None, "message": "mx"},
-            {"scope": "group", "owner": "g", "variant": "baseline", "message": "mg"},
-            {"scope": "system", "owner": None, "variant": None, "message": "ms"},
-        ],
-    }
+    grade = GroupGrade("g", "grade-error", errors=(
+        GradeError("expectation", "b1", "baseline", "mb"),
+        GradeError("expectation", "c1", "candidate", "mc"),
+        GradeError("expectation", "x", None, "mx"),
+        GradeError("group", "g", "baseline", "mg"),
+        GradeError("system", None, None, "ms"),
+    ))
     text = "\n".join(render_grade(grade, "candidate"))
     assert [m for m in ("mb", "mc", "mx", "mg", "ms") if f": {m}" in text] == ["mc", "mx", "mg", "ms"]
     assert "\n".join(render_grade(grade, None)).count("    expectation ") == 3
