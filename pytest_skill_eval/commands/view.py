@@ -54,7 +54,6 @@ _RUN_FILES = (
     "context-observations.json",
 )
 
-
 _RUN_DIRS = ("workspace-initial", "workspace", "session")
 
 

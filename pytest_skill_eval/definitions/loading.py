@@ -97,15 +97,18 @@ def check_suite_group_ids(suite: Suite, groups: Sequence[Group]) -> None:
     for ref, group in zip(suite.groups, groups, strict=True):
         earlier = first.setdefault(group.id, ref)
         if earlier is not ref:
-            problems.append(
-                Problem(
-                    f"/groups/{ref.position - 1}",
-                    f"expected a group whose id no earlier group uses, found id {_quote(group.id)} again "
-                    f"(first in {_quote(earlier.ref)} at /groups/{earlier.position - 1})",
-                )
-            )
+            problems.append(repeated_id_problem(ref, group.id, earlier))
     if problems:
         raise DefinitionError(str(suite.path), problems)
+
+
+def repeated_id_problem(ref: GroupRef, group_id: str, earlier: GroupRef) -> Problem:
+    """The suite entry *ref* loads a group whose id the *earlier* entry's group has already."""
+    return Problem(
+        f"/groups/{ref.position - 1}",
+        f"expected a group whose id no earlier group uses, found id {_quote(group_id)} again "
+        f"(first in {_quote(earlier.ref)} at /groups/{earlier.position - 1})",
+    )
 
 
 def _check_file_contained(path: Path, root: Path) -> None:

@@ -7,8 +7,6 @@ from pathlib import Path
 from typing import Any, Literal
 
 VariantName = Literal["baseline", "candidate"]
-
-
 VARIANTS: tuple[VariantName, VariantName] = ("baseline", "candidate")
 
 

@@ -26,14 +26,11 @@ from pytest_skill_eval.schemas import quote as _quote
 #: Built-in tools a description group may grant (or none at all).
 DESCRIPTION_TOOLS: tuple[str, ...] = ("read",)
 
-
 #: Built-in tools a body group may grant; custom names need a runtime extension bundle.
 BODY_TOOLS: tuple[str, ...] = ("read", "write", "edit")
 
-
 #: Native pi tools that escape the path guard, so no group may grant them.
 UNSUPPORTED_TOOLS: tuple[str, ...] = ("bash", "powershell", "grep", "find", "ls")
-
 
 #: Substrings that mark a name as secret-like (case-insensitive). Literal values are
 #: recorded in evidence, so such names must come through ``inherit`` instead.

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pytest_skill_eval.definitions.model import VARIANTS, Group, GroupRef, Suite, VariantName
 from pytest_skill_eval.errors import SelectionError
 from pytest_skill_eval.schemas import join_quoted as _join_quoted
@@ -46,7 +48,10 @@ def select_variants(selector: str | None, option: str = "--skill-eval-variant") 
 def check_group_selection(definition: Group | Suite, selector: str | None, option: str = "--skill-eval-group") -> None:
     """Raise SelectionError when a group selector is applied to a direct group definition."""
     if selector is not None and isinstance(definition, Group):
-        raise SelectionError(
-            f"{option} selects a group of a suite; {definition.path} is a group definition: "
-            f"drop {option}, or run a suite that lists it"
-        )
+        raise group_selector_on_group(definition.path, option)
+
+
+def group_selector_on_group(path: Path, option: str = "--skill-eval-group") -> SelectionError:
+    """The error for a group selector given with the group definition *path* (no suite to select from)."""
+    return SelectionError(f"{option} selects a group of a suite; {path} is a group definition: "
+                          f"drop {option}, or run a suite that lists it")

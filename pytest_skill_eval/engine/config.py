@@ -13,8 +13,6 @@ from pytest_skill_eval.host.driver import Safeguards
 from pytest_skill_eval.host.install import HostInstallation
 
 GUARD_PREFIX = "skill-eval guard blocked"
-
-
 Progress = Callable[[str], None]
 
 

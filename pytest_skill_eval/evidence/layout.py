@@ -13,30 +13,15 @@ from pytest_skill_eval.evidence.records import GroupRecord, InvalidGroupRecord
 from pytest_skill_eval.evidence.store import write_atomic
 
 RUNS_DIR = Path(".skill-eval") / "runs"
-
-
 SELECTION_FILE = "selection.json"
-
-
 GRADE_FILE = "grade.json"
-
-
 GRADE_FALLBACK = "grade-fallback.json"
-
-
 GROUP_FILE = "group.json"
-
-
 GROUP_FALLBACK = "group-fallback.json"
-
-
 _GROUP_DIR = re.compile(r"(\d{3,})-(.+)")
-
 
 # tempfile's names: a prefix we choose, then 8 random characters from [a-z0-9_]
 _STAGING_DIR = re.compile(r"\..+\.[a-z0-9_]{8}")
-
-
 _TEMP_FILE = re.compile(r"\..+\.[a-z0-9_]{8}\.tmp")
 
 

@@ -11,10 +11,7 @@ from pytest_skill_eval.evidence import layout
 from pytest_skill_eval.render.text import escape_path
 
 _RESULT_ID = re.compile(r"\d{14}-.+")
-
-
 _REGRADE_FILE = re.compile(r"grade-regraded-(\d{14})(?:-(\d+))?\.json")
-
 
 #: the ``view`` target that names the newest stored result
 LATEST = "latest"

@@ -9,14 +9,13 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.definitions.loading import definition_kind, load_group, load_suite
-from pytest_skill_eval.definitions.model import VARIANTS, Group, Suite
+from pytest_skill_eval.definitions.loading import definition_kind, load_group, load_suite, repeated_id_problem
+from pytest_skill_eval.definitions.model import VARIANTS, Group, GroupRef, Suite
 from pytest_skill_eval.errors import (
     DefinitionError,
     EvidenceError,
     GroupFailed,
     GroupNotGraded,
-    Problem,
     SkillEvalError,
 )
 from pytest_skill_eval.evidence.layout import group_dir_name
@@ -71,7 +70,7 @@ class SkillEvalFile(pytest.File):
         suite = load_suite(self.path, session.root)
         base = session.position_base(self.path, len(suite.groups))
         ref_lines = _ref_lines(self.path.read_text(encoding="utf-8"))
-        first: dict[str, str] = {}
+        first: dict[str, GroupRef] = {}
         for ref in session.selected_refs(suite):
             lineno = ref_lines.get(ref.ref, 0)
             try:
@@ -81,12 +80,11 @@ class SkillEvalFile(pytest.File):
                                                   position=base + ref.position)
                 continue
             if group.id in first:
-                problem = Problem(f"/groups/{ref.position - 1}",
-                                  f"expected unique group ids, found {group.id!r} again (first in {first[group.id]})")
+                problem = repeated_id_problem(ref, group.id, first[group.id])
                 yield BrokenGroupItem.from_parent(self, name=ref.ref, error=DefinitionError(str(self.path), [problem]),
                                                   lineno=lineno, position=base + ref.position)
                 continue
-            first[group.id] = ref.ref
+            first[group.id] = ref
             yield SkillEvalItem.from_parent(self, name=group.id, group=group, position=base + ref.position, lineno=lineno,
                                             suite=suite)
 

@@ -43,11 +43,7 @@ from pytest_skill_eval.policy import (
 
 #: user property set by an item whose evidence could not be written (crosses xdist in reports)
 PERSISTENCE_FAILED = "skill_eval.persistence_failed"
-
-
 SESSION_KEY = pytest.StashKey["SkillEvalSession"]()
-
-
 RESULT_ID_KEY = "skill_eval_result_id"
 
 
@@ -180,10 +176,9 @@ class SkillEvalSession:
             )
         path = self.declared[0]
         if definition_kind(path) == "group":
-            raise pytest.UsageError(
-                f"--skill-eval-group selects a group of a suite; {path} is a group definition: "
-                "drop --skill-eval-group, or run a suite that lists it"
-            )
+            from pytest_skill_eval.definitions.selection import group_selector_on_group
+
+            raise pytest.UsageError(str(group_selector_on_group(path)))
         try:
             suite = _load_suite(path, self.root)
         except DefinitionError:

@@ -26,8 +26,6 @@ from pytest_skill_eval.observation import ToolCall, Turn
 from pytest_skill_eval.render.text import escape_path, neutralise
 
 _ARGS_SHOWN = 200
-
-
 _RESULT_SHOWN = 160
 
 

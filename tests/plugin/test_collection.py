@@ -5,6 +5,7 @@ Nothing here runs a subject: ``--collect-only`` must not start a host or a model
 
 from __future__ import annotations
 
+import shutil
 import stat
 from pathlib import Path
 
@@ -219,3 +220,15 @@ def test_collection_ignores_json_outside_declared_paths(project: Path, pytester:
     result = pytester.runpytest("--skill-eval", "suite.json", "policy.json", "--collect-only", "-q")
     assert "policy.json::improves" not in collected(result)
     result.stderr.fnmatch_lines(["ERROR: not found: *policy.json"])
+
+
+def test_a_repeated_group_id_is_one_broken_item_worded_as_the_loader_words_it(project: Path, pytester: pytest.Pytester) -> None:
+    """Collection and ``load_suite_groups`` refuse a repeated id in the same words, and only
+    the later entry is refused: the first still collects and runs."""
+    shutil.copy(project / "groups" / "improves.json", project / "groups" / "improves-again.json")
+    write_json(project / "twice.json", suite("twice", ["groups/improves.json", "groups/improves-again.json"]))
+    result = pytester.runpytest("--skill-eval", "twice.json", "--collect-only", "-q")
+    assert collected(result) == ["twice.json::improves", "twice.json::groups/improves-again.json"]
+    run = pytester.runpytest("--skill-eval", "twice.json", "-k", "improves-again", "-p", "no:cacheprovider")
+    run.stdout.fnmatch_lines(['*twice.json: /groups/1: expected a group whose id no earlier group uses, found id "improves"'
+                              ' again (first in "groups/improves.json" at /groups/0)*'])
