@@ -144,9 +144,9 @@ def test_every_path_form_is_decided_on_the_file_the_tool_opens(pytester: pytest.
         assert len(recorded) == len(calls)
         own = variant_name == "candidate"
         expected = [(label, not (allowed or (own and label.endswith(":file-counterpart-workspace")))) for label, allowed in calls]
-        got = [(label, c["blocked"]) for (label, _), c in zip(calls, recorded)]
-        assert [g for g, e in zip(got, expected) if g != e] == [], "blocked exactly the rows that escape"
-        for (label, blocked), c in zip(expected, recorded):
+        got = [(label, c["blocked"]) for (label, _), c in zip(calls, recorded, strict=True)]
+        assert [g for g, e in zip(got, expected, strict=True) if g != e] == [], "blocked exactly the rows that escape"
+        for (label, blocked), c in zip(expected, recorded, strict=True):
             if blocked:
                 assert c["result_text"].startswith("skill-eval guard blocked"), (label, c["result_text"])
         events = (vdir / "events.jsonl").read_text()

@@ -406,7 +406,7 @@ def test_provider_config(server: ScriptedModelServer) -> None:
 def test_lifecycle() -> None:
     server = ScriptedModelServer()
     with pytest.raises(RuntimeError, match="not started"):
-        server.base_url
+        _ = server.base_url
     server.start()
     try:
         with pytest.raises(RuntimeError, match="already started"):

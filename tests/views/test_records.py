@@ -8,9 +8,8 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.evidence import store
 from pytest_skill_eval.errors import EvidenceError
-from pytest_skill_eval.evidence import records
+from pytest_skill_eval.evidence import records, store
 from pytest_skill_eval.evidence.records import (
     ContextObservations,
     DefinitionRecord,

@@ -14,9 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.commands.view import list_results
 from pytest_skill_eval.commands.regrade import regrade
-from pytest_skill_eval.commands.view import render
+from pytest_skill_eval.commands.view import list_results, render
 from pytest_skill_eval.errors import EvidenceError
 from pytest_skill_eval.render.views import render_grade
 
