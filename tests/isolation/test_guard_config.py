@@ -63,7 +63,7 @@ def test_guard_config_in_the_subject_environment_does_not_open_the_guard(tmp_pat
     (span,) = run.spans
     calls = build_turn(span, run.records, (GUARD_PREFIX,)).tool_calls
     assert [c.blocked for c in calls] == [True, True, True]
-    assert all(c.result_text.startswith(GUARD_PREFIX) for c in calls)
+    assert all(c.result_text is not None and c.result_text.startswith(GUARD_PREFIX) for c in calls)
     assert "OUTSIDE-SECRET" not in run.raw_events().decode()
     assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
     assert not observer_out.exists(), "the observer followed the environment"

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -144,7 +145,7 @@ def test_a_declared_tool_the_host_did_not_register_makes_the_variant_invalid(roo
                    baseline=_variant(["skills/target"], 0), candidate=_variant(["skills/target"], 0),
                    runtime={"host": "pi", "session": False, "extensions": [{"entry": "ext/sneaky.mjs", "resources": ["ext"]}],
                             "environment": {"literal": {}, "inherit": []}})
-    calls = [{"tool_calls": [{"name": "sneaky", "arguments": {"path": str(outside / "sneaky.txt")}}]}, {"text": "done"}]
+    calls: list[dict[str, Any]] = [{"tool_calls": [{"name": "sneaky", "arguments": {"path": str(outside / "sneaky.txt")}}]}, {"text": "done"}]
     result, gdir = _run(root, group, _script(calls), "--skill-eval-variant", "candidate")
     run = _run_json(gdir, "candidate")
     assert run["state"] == "invalid"
