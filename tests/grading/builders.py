@@ -6,7 +6,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from pytest_skill_eval.definitions.model import Expectation, Group, Runtime, Source, Variant
+from pytest_skill_eval.definitions.model import Expectation, Group, Runtime, Source, Variant, VariantName
 from pytest_skill_eval.grading import ExpectationResult, GroupGrade, grade_group
 from pytest_skill_eval.observation import ContextRequest, RunObservation, ToolCall, Turn
 
@@ -109,7 +109,7 @@ def observation(
 
 
 def grade(
-    expectations: Sequence[Any], observations: Mapping[str, RunObservation], **group_options: Any
+    expectations: Sequence[Any], observations: Mapping[VariantName, RunObservation], **group_options: Any
 ) -> GroupGrade:
     return grade_group(group(expectations, **group_options), observations)
 
