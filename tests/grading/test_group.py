@@ -21,7 +21,7 @@ from pytest_skill_eval.grading import (
 from pytest_skill_eval.grading import group as group_module
 from pytest_skill_eval.observation import ContextRequest, RunObservation, RunState
 
-from .builders import call, grade, group, observation, read, turn
+from .builders import GroupType, call, grade, group, observation, read, turn
 
 EXPECTATIONS = [
     {"id": "b-read", "kind": "skill-read", "variant": "baseline", "expect": "by-turn", "turn": 2, "comparison": "read"},
@@ -46,7 +46,7 @@ def full_run(name: VariantName) -> RunObservation:
 
 
 @pytest.mark.parametrize("state", ["invalid", "infrastructure-failed", "cancelled", "not-selected"])
-def test_expectations_of_a_run_that_is_not_complete_are_not_graded(state: str) -> None:
+def test_expectations_of_a_run_that_is_not_complete_are_not_graded(state: RunState) -> None:
     result = grade(EXPECTATIONS, {"baseline": full_run("baseline"), "candidate": observation(state=state)})
     statuses = {e.id: (e.status, e.observed) for e in result.expectations}
     assert statuses == {
@@ -269,7 +269,8 @@ def garbage_run(variant: VariantName = "candidate", state: RunState = "complete"
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(raws=st.lists(raw_expectations, max_size=4), states=observations,
        group_type=st.sampled_from(["body", "description"]))
-def test_garbage_expectations_never_raise(raws: list[Any], states: dict[VariantName, RunState], group_type: str) -> None:
+def test_garbage_expectations_never_raise(raws: list[Any], states: dict[VariantName, RunState],
+                                          group_type: GroupType) -> None:
     for i, raw in enumerate(raws):
         if isinstance(raw, dict):
             raw.setdefault("id", f"e{i}")
@@ -308,7 +309,7 @@ def test_a_malformed_expectation_result_in_full() -> None:
 
 
 @pytest.mark.parametrize("state", ["invalid", "cancelled"])
-def test_a_not_graded_result_still_says_what_was_expected(state: str) -> None:
+def test_a_not_graded_result_still_says_what_was_expected(state: RunState) -> None:
     result = grade([{"id": "p", "kind": "path", "variant": "candidate", "expect": "exists", "path": "a"}],
                    {"candidate": observation(state=state)})
     assert result.expectations == (ExpectationResult(
