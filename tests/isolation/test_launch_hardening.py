@@ -7,6 +7,7 @@ bypassed the loader would, and drive the real pi host where the host decides.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 from pathlib import Path
@@ -29,14 +30,11 @@ from .test_isolation import (
 )
 
 
-def _plan(tmp_path: Path, host: HostInstallation, **changes: object) -> LaunchPlan:
-    fields: dict[str, object] = {
-        "host": host, "mode": "json", "workspace": tmp_path / "ws", "agent_dir": tmp_path / "agent", "home": tmp_path / "home",
-        "skills": (), "extensions": (), "tools": ("read",), "provider": "p", "model": "m", "thinking": None, "session_dir": None,
-        "prompts": ("hello",),
-    }
-    fields.update(changes)
-    return LaunchPlan(**fields)  # type: ignore[arg-type]
+def _plan(tmp_path: Path, host: HostInstallation, **changes: Any) -> LaunchPlan:
+    safe = LaunchPlan(host=host, mode="json", workspace=tmp_path / "ws", agent_dir=tmp_path / "agent", home=tmp_path / "home",
+                      skills=(), extensions=(), tools=("read",), provider="p", model="m", thinking=None, session_dir=None,
+                      prompts=("hello",))
+    return dataclasses.replace(safe, **changes)  # constructs a new plan: its checks see the changes
 
 
 @pytest.mark.parametrize("tool", ["noop,bash", "read ", " bash", "+bash", "-read", "re*", "", "a" * 65, "read\nbash", "bash,"])
