@@ -163,8 +163,10 @@ def machine_info(pi_version: str, node: Path) -> dict[str, Any]:
     except OSError:
         pass
     node_version = subprocess.run([str(node), "--version"], capture_output=True, text=True).stdout.strip()
+    # xdist ships no type information; its installed distribution's version is the same value
+    from importlib.metadata import version
+
     import pytest
-    import xdist
 
     import pytest_skill_eval
 
@@ -176,7 +178,7 @@ def machine_info(pi_version: str, node: Path) -> dict[str, Any]:
         "platform": platform.platform(),
         "python": platform.python_version(),
         "pytest": pytest.__version__,
-        "xdist": xdist.__version__,
+        "xdist": version("pytest-xdist"),
         "pi": pi_version,
         "node": node_version,
         "loadavg_start": [round(x, 2) for x in os.getloadavg()],

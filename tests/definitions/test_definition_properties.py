@@ -28,6 +28,7 @@ from pytest_skill_eval.definitions.model import (
     Source,
     Suite,
     Variant,
+    VariantName,
 )
 from pytest_skill_eval.errors import DefinitionError
 from pytest_skill_eval.paths import check_relative, normalize_relative
@@ -175,9 +176,9 @@ def test_deep_nesting_is_a_definition_error(root: Path) -> None:
         load_group(path, root)
 
 
-def _variant(name: str, doc: dict[str, Any]) -> Variant:
+def _variant(name: VariantName, doc: dict[str, Any]) -> Variant:
     source = doc["source"]
-    return Variant(name, Source(source["kind"], source.get("ref")), tuple(doc["skills"]),  # type: ignore[arg-type]
+    return Variant(name, Source(source["kind"], source.get("ref")), tuple(doc["skills"]),
                    doc["target"], tuple(doc["context"]))
 
 

@@ -13,7 +13,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import psutil
 import pytest
@@ -28,8 +28,9 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text)
 
 
-def _setup(root: Path, gid: str, turns: list[list[dict]], *, prompts: list[str], runtime: dict | None = None,
-           type_: str = "body", rules: list[dict] | None = None) -> None:
+def _setup(root: Path, gid: str, turns: list[list[dict[str, Any]]], *, prompts: list[str],
+           runtime: dict[str, Any] | None = None, type_: str = "body",
+           rules: list[dict[str, Any]] | None = None) -> None:
     _write(root / "skills" / "target" / "SKILL.md", SKILL)
     variant = {"source": {"kind": "working-tree"}, "skills": ["skills/target"], "target": 0, "context": []}
     group: dict[str, Any] = {
@@ -41,7 +42,7 @@ def _setup(root: Path, gid: str, turns: list[list[dict]], *, prompts: list[str],
     }
     if runtime:
         group["runtime"] = runtime
-    script_turns: list[dict] = [{"steps": steps} for steps in turns]
+    script_turns: list[dict[str, Any]] = [{"steps": steps} for steps in turns]
     if rules:
         script_turns[0]["rules"] = rules
     _write(root / "groups" / f"{gid}.json", json.dumps(group))
@@ -77,8 +78,8 @@ def _result(root: Path) -> Path:
     return result
 
 
-def _run(result: Path, variant: str, gid: str) -> dict:
-    return json.loads((result / "groups" / f"001-{gid}" / variant / "run.json").read_text())
+def _run(result: Path, variant: str, gid: str) -> dict[str, Any]:
+    return cast(dict[str, Any], json.loads((result / "groups" / f"001-{gid}" / variant / "run.json").read_text()))
 
 
 @pytest.fixture

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from pytest_skill_eval.definitions.model import Expectation, Group, Runtime, Source, Variant
+from pytest_skill_eval.definitions.model import Expectation, Group, Runtime, Source, Variant, VariantName
 from pytest_skill_eval.grading import ExpectationResult, GroupGrade, grade_group
-from pytest_skill_eval.observation import ContextRequest, RunObservation, ToolCall, Turn
+from pytest_skill_eval.observation import ContextRequest, RunObservation, RunState, ToolCall, Turn
 
 WORKSPACE = "/run/ws"
 SKILL_ROOTS = ("/run/skills/0", "/run/skills/1")
@@ -16,10 +16,12 @@ TARGET_FILE = "/run/skills/1/SKILL.md"
 CONTEXT_ROOTS = ("/run/context/0/contract.md", "/run/context/1")
 PROMPTS = ("first prompt", "second prompt", "third prompt")
 
+GroupType = Literal["description", "body"]
 
-def variant(name: str, *, target: int | None = 1) -> Variant:
+
+def variant(name: VariantName, *, target: int | None = 1) -> Variant:
     return Variant(
-        name=name,  # type: ignore[arg-type]
+        name=name,
         source=Source("working-tree"),
         skills=("skills/support", "skills/target"),
         target=target,
@@ -45,7 +47,7 @@ def expectation(raw: Any, position: int = 0) -> Expectation:
 def group(
     expectations: Sequence[Any] = (),
     *,
-    type: str = "body",
+    type: GroupType = "body",
     prompts: Sequence[str] = PROMPTS,
     baseline_target: int | None = 1,
     candidate_target: int | None = 1,
@@ -53,7 +55,7 @@ def group(
     return Group(
         path=Path("groups/g.json"),
         id="g",
-        type=type,  # type: ignore[arg-type]
+        type=type,
         prompts=tuple(prompts),
         input_kind="turns",
         fixture=None,
@@ -83,9 +85,9 @@ def turn(index: int, response: str = "", calls: Sequence[ToolCall] = ()) -> Turn
 
 
 def observation(
-    variant: str = "candidate",
+    variant: VariantName = "candidate",
     *,
-    state: str = "complete",
+    state: RunState = "complete",
     turns: Sequence[Turn] | None = None,
     initial: Mapping[str, bytes] | None = None,
     final: Mapping[str, bytes] | None = None,
@@ -94,8 +96,8 @@ def observation(
     target_file: str | None = TARGET_FILE,
 ) -> RunObservation:
     return RunObservation(
-        variant=variant,  # type: ignore[arg-type]
-        state=state,  # type: ignore[arg-type]
+        variant=variant,
+        state=state,
         workspace_root=WORKSPACE,
         skill_roots=SKILL_ROOTS,
         target_file=target_file,
@@ -109,7 +111,7 @@ def observation(
 
 
 def grade(
-    expectations: Sequence[Any], observations: Mapping[str, RunObservation], **group_options: Any
+    expectations: Sequence[Any], observations: Mapping[VariantName, RunObservation], **group_options: Any
 ) -> GroupGrade:
     return grade_group(group(expectations, **group_options), observations)
 

@@ -7,7 +7,10 @@ from typing import Any
 
 import pytest
 
+from pytest_skill_eval.definitions.model import VariantName
 from pytest_skill_eval.grading import ComparisonResult, GradeError
+from pytest_skill_eval.grading.results import Transition
+from pytest_skill_eval.observation import RunObservation
 
 from .builders import grade, observation, read, turn
 
@@ -22,7 +25,7 @@ def pair(expect: str = "never", comparison: str = "target-read", **extra: Any) -
     ]
 
 
-def as_variant(obs: Any, name: str) -> Any:
+def as_variant(obs: RunObservation, name: VariantName) -> RunObservation:
     return replace(obs, variant=name)
 
 
@@ -35,7 +38,7 @@ def as_variant(obs: Any, name: str) -> Any:
         (READ, READ, "fail-to-fail"),
     ],
 )
-def test_transitions(baseline: Any, candidate: Any, transition: str) -> None:
+def test_transitions(baseline: Any, candidate: Any, transition: Transition) -> None:
     result = grade(pair(), {"baseline": as_variant(baseline, "baseline"), "candidate": candidate})
     assert result.comparisons == (ComparisonResult("target-read", "b", "c", transition, None),)
     assert result.state == "graded"
@@ -54,21 +57,22 @@ def test_transitions(baseline: Any, candidate: Any, transition: str) -> None:
          "baseline infrastructure-failed"),
     ],
 )
-def test_not_comparable_when_a_side_was_not_graded(observations: dict[str, Any], reason: str) -> None:
+def test_not_comparable_when_a_side_was_not_graded(observations: dict[VariantName, RunObservation], reason: str) -> None:
     result = grade(pair(), observations)
     assert result.comparisons == (ComparisonResult("target-read", "b", "c", "not-comparable", reason),)
     assert result.state == "graded"
 
 
 def test_not_comparable_when_a_side_is_a_grade_error() -> None:
-    observations = {"baseline": as_variant(NOT_READ, "baseline"), "candidate": observation(target_file=None)}
+    observations: dict[VariantName, RunObservation] = {"baseline": as_variant(NOT_READ, "baseline"),
+                                                       "candidate": observation(target_file=None)}
     result = grade(pair(), observations)
     assert result.comparisons == (ComparisonResult("target-read", "b", "c", "not-comparable", "candidate grade-error"),)
     assert result.state == "grade-error"
     assert [e.scope for e in result.errors] == ["expectation"]
 
 
-def both() -> dict[str, Any]:
+def both() -> dict[VariantName, RunObservation]:
     return {"baseline": as_variant(NOT_READ, "baseline"), "candidate": NOT_READ}
 
 

@@ -9,17 +9,19 @@ import pytest
 from hypothesis import HealthCheck, find, given, settings
 from hypothesis import strategies as st
 
+from pytest_skill_eval.definitions.model import VariantName
 from pytest_skill_eval.grading import (
     ComparisonResult,
     ExpectationResult,
     GradeError,
     GroupGrade,
     grade_group,
+    kinds,
 )
 from pytest_skill_eval.grading import group as group_module
-from pytest_skill_eval.observation import ContextRequest
+from pytest_skill_eval.observation import ContextRequest, RunObservation, RunState
 
-from .builders import call, grade, group, observation, read, turn
+from .builders import GroupType, call, grade, group, observation, read, turn
 
 EXPECTATIONS = [
     {"id": "b-read", "kind": "skill-read", "variant": "baseline", "expect": "by-turn", "turn": 2, "comparison": "read"},
@@ -30,7 +32,7 @@ EXPECTATIONS = [
 ]
 
 
-def full_run(name: str) -> Any:
+def full_run(name: VariantName) -> RunObservation:
     return observation(
         name,
         turns=[
@@ -44,7 +46,7 @@ def full_run(name: str) -> Any:
 
 
 @pytest.mark.parametrize("state", ["invalid", "infrastructure-failed", "cancelled", "not-selected"])
-def test_expectations_of_a_run_that_is_not_complete_are_not_graded(state: str) -> None:
+def test_expectations_of_a_run_that_is_not_complete_are_not_graded(state: RunState) -> None:
     result = grade(EXPECTATIONS, {"baseline": full_run("baseline"), "candidate": observation(state=state)})
     statuses = {e.id: (e.status, e.observed) for e in result.expectations}
     assert statuses == {
@@ -117,7 +119,7 @@ def test_an_observation_of_the_wrong_variant_is_a_group_error() -> None:
 
 
 def test_an_exception_inside_one_expectation_stays_in_that_expectation(monkeypatch: pytest.MonkeyPatch) -> None:
-    real_judge = group_module.judge
+    real_judge = kinds.judge  # the judge the group module calls (imported there from kinds)
 
     def exploding_judge(check: Any, obs: Any, grp: Any) -> Any:
         if check.kind == "tool-call":
@@ -144,7 +146,7 @@ def test_an_exception_outside_expectations_becomes_a_system_error(monkeypatch: p
 
 
 def test_grading_is_deterministic() -> None:
-    observations = {"baseline": full_run("baseline"), "candidate": full_run("candidate")}
+    observations: dict[VariantName, RunObservation] = {"baseline": full_run("baseline"), "candidate": full_run("candidate")}
     first = grade(EXPECTATIONS, observations).to_json()
     assert all(grade(EXPECTATIONS, dict(reversed(observations.items()))).to_json() == first for _ in range(5))
 
@@ -205,7 +207,7 @@ json_values = st.recursive(
     lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner, max_size=3),
     max_leaves=8,
 )
-TEMPLATES = [
+TEMPLATES: list[dict[str, Any]] = [
     {"kind": "skill-read", "expect": "on-turn", "turn": 1},
     {"kind": "resource-read", "expect": "read", "resource": "skill", "index": 1, "path": "SKILL.md", "turn": 2},
     {"kind": "path", "expect": "exists", "path": "a.json", "turn": 1},
@@ -221,7 +223,7 @@ TEMPLATES = [
 @st.composite
 def mutated_templates(draw: st.DrawFn) -> dict[str, Any]:
     """A valid expectation with a few fields replaced, removed or added: reaches the judges."""
-    raw = dict(draw(st.sampled_from(TEMPLATES)))
+    raw: dict[str, Any] = dict(draw(st.sampled_from(TEMPLATES)))
     raw["variant"] = draw(st.sampled_from(["baseline", "candidate"]))
     for name in draw(st.lists(st.sampled_from(FIELD_NAMES), max_size=2)):
         if draw(st.booleans()):
@@ -246,27 +248,34 @@ observations = st.fixed_dictionaries(
         "candidate": st.sampled_from(["complete", "cancelled"]),
     },
 )
-GARBAGE_RUN = dict(
-    turns=[
-        turn(1, "a", [read("r", "/run/skills/1/SKILL.md"), call("w", "write", {"path": "out.txt", "k": [1, None]})]),
-        turn(2, "b", [call("e", "edit", {}, blocked=True)]),
-    ],
-    initial={"a.json": b"{}"},
-    final={"a.json": b'{"a": [1]}', "out.txt": b"\xff"},
-    turn_files={1: {"a.json": b"{"}},
-    context=[ContextRequest(1, 1, "s", "p"), ContextRequest(2, 1, "s2", "p2")],
-)
+
+
+def garbage_run(variant: VariantName = "candidate", state: RunState = "complete") -> RunObservation:
+    """A run whose evidence gives every kind something odd to look at."""
+    return observation(
+        variant,
+        state=state,
+        turns=[
+            turn(1, "a", [read("r", "/run/skills/1/SKILL.md"), call("w", "write", {"path": "out.txt", "k": [1, None]})]),
+            turn(2, "b", [call("e", "edit", {}, blocked=True)]),
+        ],
+        initial={"a.json": b"{}"},
+        final={"a.json": b'{"a": [1]}', "out.txt": b"\xff"},
+        turn_files={1: {"a.json": b"{"}},
+        context=[ContextRequest(1, 1, "s", "p"), ContextRequest(2, 1, "s2", "p2")],
+    )
 
 
 @settings(max_examples=400, suppress_health_check=[HealthCheck.too_slow], deadline=None)
 @given(raws=st.lists(raw_expectations, max_size=4), states=observations,
        group_type=st.sampled_from(["body", "description"]))
-def test_garbage_expectations_never_raise(raws: list[Any], states: dict[str, str], group_type: str) -> None:
+def test_garbage_expectations_never_raise(raws: list[Any], states: dict[VariantName, RunState],
+                                          group_type: GroupType) -> None:
     for i, raw in enumerate(raws):
         if isinstance(raw, dict):
             raw.setdefault("id", f"e{i}")
     grp = group(raws, type=group_type, prompts=("one", "two"))
-    runs = {name: observation(name, state=state, **GARBAGE_RUN) for name, state in states.items()}
+    runs = {name: garbage_run(name, state) for name, state in states.items()}
     result = grade_group(grp, runs)
     encoded = json.dumps(result.to_json())
     assert GroupGrade.from_json(json.loads(encoded)) == result
@@ -280,8 +289,8 @@ def test_generated_expectations_reach_every_status(status: str) -> None:
     """Guards the property test above against generating only malformed expectations."""
 
     def reaches(raw: Any) -> bool:
-        runs = {"baseline": observation("baseline", state="not-selected", **GARBAGE_RUN),
-                "candidate": observation(**GARBAGE_RUN)}
+        runs: dict[VariantName, RunObservation] = {"baseline": garbage_run("baseline", "not-selected"),
+                                                   "candidate": garbage_run()}
         raw = {**raw, "id": "e"} if isinstance(raw, dict) else raw
         return grade_group(group([raw], prompts=("one", "two")), runs).expectations[0].status == status
 
@@ -300,7 +309,7 @@ def test_a_malformed_expectation_result_in_full() -> None:
 
 
 @pytest.mark.parametrize("state", ["invalid", "cancelled"])
-def test_a_not_graded_result_still_says_what_was_expected(state: str) -> None:
+def test_a_not_graded_result_still_says_what_was_expected(state: RunState) -> None:
     result = grade([{"id": "p", "kind": "path", "variant": "candidate", "expect": "exists", "path": "a"}],
                    {"candidate": observation(state=state)})
     assert result.expectations == (ExpectationResult(
@@ -330,7 +339,7 @@ def test_grading_that_raises_keeps_the_expected_sentence(monkeypatch: pytest.Mon
 
 def test_judge_gets_the_group(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[Any] = []
-    real = group_module.judge  # type: ignore[attr-defined]
+    real = kinds.judge  # the judge the group module calls (imported there from kinds)
 
     def spy(check: Any, obs: Any, grp: Any) -> Any:
         seen.append(grp)
@@ -343,7 +352,7 @@ def test_judge_gets_the_group(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_grade_error_without_a_message_is_still_listed(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_skill_eval.grading.kinds import GradeProblem
+    from pytest_skill_eval.errors import GradeProblem
 
     def silent(check: Any, obs: Any, grp: Any) -> Any:
         raise GradeProblem("")

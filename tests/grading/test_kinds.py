@@ -32,7 +32,7 @@ def run_case(case: Case) -> None:
         assert result.locations == case.locations
 
 
-def cases(*items: Case) -> Any:
+def cases(*items: Case) -> pytest.MarkDecorator:
     return pytest.mark.parametrize("case", items, ids=[c.id for c in items])
 
 

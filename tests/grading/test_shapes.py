@@ -16,7 +16,7 @@ KIND_LIST = (
 )
 WORKSPACE_PATH = 'a relative workspace path (slash-separated, without ".", ".." or empty segments)'
 
-VALID = [
+VALID: list[dict[str, Any]] = [
     {"kind": "skill-read", "expect": "never"},
     {"kind": "skill-read", "expect": "on-turn", "turn": 1},
     {"kind": "resource-read", "expect": "read", "resource": "workspace", "path": "a/b.md"},

@@ -33,7 +33,7 @@ def body_group(expectations: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-SPEC_BODY_EXPECTATIONS = [
+SPEC_BODY_EXPECTATIONS: list[dict[str, Any]] = [
     {"id": "baseline-result", "kind": "path", "variant": "baseline", "path": "result.json", "turn": 2,
      "expect": "exists", "comparison": "result-exists"},
     {"id": "candidate-result", "kind": "path", "variant": "candidate", "path": "result.json", "turn": 2,

@@ -54,12 +54,19 @@ def test_other_failures_are_unchanged() -> None:
     assert explain_host_failure(None, "No API key found for openai.") is None
 
 
+def _found(provider: str, inherit: list[str], env: dict[str, str], auth_file: Path | None = None) -> str | None:
+    """Where a known provider's credential comes from (the provider must be known)."""
+    credential = credential_for(provider, inherit, env, auth_file=auth_file)
+    assert credential is not None, f"{provider} is a known provider"
+    return credential.found
+
+
 def test_credential_sources(tmp_path: Path) -> None:
-    assert credential_for("openai", [], {"OPENAI_API_KEY": "x" * 20}).found is None  # set but not inherited
-    assert credential_for("openai", ["OPENAI_API_KEY"], {"OPENAI_API_KEY": "x" * 20}).found == "inherited OPENAI_API_KEY"
+    assert _found("openai", [], {"OPENAI_API_KEY": "x" * 20}) is None  # set but not inherited
+    assert _found("openai", ["OPENAI_API_KEY"], {"OPENAI_API_KEY": "x" * 20}) == "inherited OPENAI_API_KEY"
     auth = tmp_path / "auth.json"
     auth.write_text(json.dumps({"openai": {"type": "api_key", "key": "k" * 20}}))
-    assert credential_for("openai", [], {}, auth_file=auth).found == "--skill-eval-auth"
+    assert _found("openai", [], {}, auth_file=auth) == "--skill-eval-auth"
     assert credential_for("unknown-provider", [], {}) is None
     found = credentialed_providers(["GEMINI_API_KEY"], {"GEMINI_API_KEY": "g" * 20}, auth_file=auth)
     assert [c.provider for c in found] == ["google", "openai"]

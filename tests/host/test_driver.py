@@ -68,6 +68,7 @@ def test_protocol_faults_fail_the_run_and_keep_what_was_seen(tmp_path: Path, pi_
     assert run.failure is not None and run.failure.startswith(reason)
     assert [s.settled for s in run.spans] == [False], "the unfinished turn is kept as partial evidence"
     assert json.loads(run.records[0].raw)["command"] == "get_commands"
+    assert run.pid is not None, "the host was started"
     assert not psutil.pid_exists(run.pid) or psutil.Process(run.pid).status() == psutil.STATUS_ZOMBIE
 
 
@@ -76,6 +77,7 @@ def test_stalled_host_is_reaped(tmp_path: Path, pi_host: HostInstallation) -> No
     run = run_rpc(plan, ["first", "second"], Safeguards(stall_seconds=1))
     assert run.outcome == "infrastructure-failed"
     assert run.failure == "no progress from the host for 1 s (stalled subject)"
+    assert run.pid is not None, "the host was started"
     assert not psutil.pid_exists(run.pid)
 
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 from pytest_skill_eval.host.protocol import (
     LineSplitter,
+    Record,
     TurnSpan,
     build_turn,
     parse_record,
@@ -24,11 +26,11 @@ def test_splits_on_lf_only_and_keeps_unicode_line_separators() -> None:
 
 def test_unparseable_record_is_kept_verbatim() -> None:
     rec = parse_record(3, b"{not json")
-    assert rec.data is None and rec.raw == "{not json" and rec.error.startswith("not JSON")
+    assert rec.data is None and rec.raw == "{not json" and rec.error is not None and rec.error.startswith("not JSON")
     assert parse_record(0, b"[1]").error == "not a JSON object"
 
 
-def _records(*events: dict) -> list:
+def _records(*events: dict[str, Any]) -> list[Record]:
     return [parse_record(i, json.dumps(e).encode()) for i, e in enumerate(events)]
 
 

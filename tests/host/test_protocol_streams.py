@@ -144,7 +144,9 @@ def test_recorded_registered_skills_and_system_sections() -> None:
     records = [parse_record(i, line) for i, line in enumerate(split(payload, 4096))]
     sections = system_sections(records)
     assert {"preamble", "tools", "skills"} <= set(sections)
-    skills = registered_skills(records, records[0].data["data"]["commands"])  # type: ignore[index]
+    first = records[0].data  # the get_commands response
+    assert first is not None
+    skills = registered_skills(records, first["data"]["commands"])
     assert [s["name"] for s in skills["prompt"]] == ["release-notes"]
     assert skills["prompt"][0]["location"].endswith("/release-notes/SKILL.md")
     assert skills["prompt"][0]["description"].startswith("Write release notes")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from pathlib import Path
 
@@ -47,14 +48,13 @@ def test_guard_config_in_the_subject_environment_does_not_open_the_guard(tmp_pat
         server.register("env-guard", script)
         write_agent_config(agent_dir, home, {PROVIDER: server.provider_config(["env-guard"])})
         injected = (("SKILL_EVAL_GUARD_CONFIG", str(permissive)), ("SKILL_EVAL_OBSERVER_OUT", str(observer_out)))
-        fields = dict(host=pi_host, mode="json", workspace=workspace, agent_dir=agent_dir, home=home, skills=(),
-                      extensions=(guard, observer), tools=("read", "write"), provider=PROVIDER, model="env-guard",
-                      thinking=None, session_dir=None, prompts=("Go.",))
+        plan = LaunchPlan(host=pi_host, mode="json", workspace=workspace, agent_dir=agent_dir, home=home, skills=(),
+                          extensions=(guard, observer), tools=("read", "write"), provider=PROVIDER, model="env-guard",
+                          thinking=None, session_dir=None, prompts=("Go.",))
         # the launch layer refuses the names itself (tests/isolation/test_launch_hardening.py);
         # here both of its checks are bypassed, so the variables really reach pi
         with pytest.raises(LaunchRefused):
-            LaunchPlan(**fields, literal_env=injected)  # type: ignore[arg-type]
-        plan = LaunchPlan(**fields)  # type: ignore[arg-type]
+            dataclasses.replace(plan, literal_env=injected)
         own_env = LaunchPlan.env
         monkeypatch.setattr(LaunchPlan, "env", lambda self: {**own_env(self), **dict(injected)})
         assert plan.env()["SKILL_EVAL_GUARD_CONFIG"] == str(permissive)
@@ -63,7 +63,7 @@ def test_guard_config_in_the_subject_environment_does_not_open_the_guard(tmp_pat
     (span,) = run.spans
     calls = build_turn(span, run.records, (GUARD_PREFIX,)).tool_calls
     assert [c.blocked for c in calls] == [True, True, True]
-    assert all(c.result_text.startswith(GUARD_PREFIX) for c in calls)
+    assert all(c.result_text is not None and c.result_text.startswith(GUARD_PREFIX) for c in calls)
     assert "OUTSIDE-SECRET" not in run.raw_events().decode()
     assert sorted(p.name for p in outside.iterdir()) == ["secret.txt"]
     assert not observer_out.exists(), "the observer followed the environment"

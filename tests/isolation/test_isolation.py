@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -19,12 +19,12 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text)
 
 
-def _variant(skills: list[str], target: int | None, context: list[str] | None = None, source: dict | None = None) -> dict:
+def _variant(skills: list[str], target: int | None, context: list[str] | None = None, source: dict[str, Any] | None = None) -> dict[str, Any]:
     return {"source": source or {"kind": "working-tree"}, "skills": skills, "target": target, "context": context or []}
 
 
-def _group(gid: str, *, type_: str = "body", prompts: list[str], tools: list[str], baseline: dict, candidate: dict,
-           expectations: list[dict] | None = None, fixture: str | None = None, runtime: dict | None = None) -> dict:
+def _group(gid: str, *, type_: str = "body", prompts: list[str], tools: list[str], baseline: dict[str, Any], candidate: dict[str, Any],
+           expectations: list[dict[str, Any]] | None = None, fixture: str | None = None, runtime: dict[str, Any] | None = None) -> dict[str, Any]:
     doc: dict[str, Any] = {
         "schema_version": 1, "kind": "group", "id": gid, "type": type_,
         "input": {"turns": prompts} if len(prompts) > 1 else {"prompt": prompts[0]},
@@ -36,11 +36,11 @@ def _group(gid: str, *, type_: str = "body", prompts: list[str], tools: list[str
     return doc
 
 
-def _script(*turn_steps: list[dict]) -> dict:
+def _script(*turn_steps: list[dict[str, Any]]) -> dict[str, Any]:
     return {"schema": "skill-eval-script/1", "turns": [{"steps": steps} for steps in turn_steps]}
 
 
-def _run(pytester: pytest.Pytester, group: dict, script: dict, *args: str) -> tuple[pytest.RunResult, Path]:
+def _run(pytester: pytest.Pytester, group: dict[str, Any], script: dict[str, Any], *args: str) -> tuple[pytest.RunResult, Path]:
     _write(pytester.path / "groups" / f"{group['id']}.json", json.dumps(group))
     _write(pytester.path / "groups" / "scripts" / f"{group['id']}.json", json.dumps(script))
     result = pytester.runpytest_subprocess("--skill-eval", f"groups/{group['id']}.json", "-p", "no:cacheprovider", *args)
@@ -49,12 +49,12 @@ def _run(pytester: pytest.Pytester, group: dict, script: dict, *args: str) -> tu
     return result, next((runs[0] / "groups").iterdir())
 
 
-def _run_json(group_dir: Path, variant: str) -> dict:
-    return json.loads((group_dir / variant / "run.json").read_text())
+def _run_json(group_dir: Path, variant: str) -> dict[str, Any]:
+    return cast(dict[str, Any], json.loads((group_dir / variant / "run.json").read_text()))
 
 
-def _transcript(group_dir: Path, variant: str) -> list[dict]:
-    return json.loads((group_dir / variant / "transcript.json").read_text())["turns"]
+def _transcript(group_dir: Path, variant: str) -> list[dict[str, Any]]:
+    return cast(list[dict[str, Any]], json.loads((group_dir / variant / "transcript.json").read_text())["turns"])
 
 
 @pytest.fixture

@@ -7,9 +7,11 @@ bypassed the loader would, and drive the real pi host where the host decides.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -28,14 +30,11 @@ from .test_isolation import (
 )
 
 
-def _plan(tmp_path: Path, host: HostInstallation, **changes: object) -> LaunchPlan:
-    fields: dict[str, object] = {
-        "host": host, "mode": "json", "workspace": tmp_path / "ws", "agent_dir": tmp_path / "agent", "home": tmp_path / "home",
-        "skills": (), "extensions": (), "tools": ("read",), "provider": "p", "model": "m", "thinking": None, "session_dir": None,
-        "prompts": ("hello",),
-    }
-    fields.update(changes)
-    return LaunchPlan(**fields)  # type: ignore[arg-type]
+def _plan(tmp_path: Path, host: HostInstallation, **changes: Any) -> LaunchPlan:
+    safe = LaunchPlan(host=host, mode="json", workspace=tmp_path / "ws", agent_dir=tmp_path / "agent", home=tmp_path / "home",
+                      skills=(), extensions=(), tools=("read",), provider="p", model="m", thinking=None, session_dir=None,
+                      prompts=("hello",))
+    return dataclasses.replace(safe, **changes)  # constructs a new plan: its checks see the changes
 
 
 @pytest.mark.parametrize("tool", ["noop,bash", "read ", " bash", "+bash", "-read", "re*", "", "a" * 65, "read\nbash", "bash,"])
@@ -144,7 +143,7 @@ def test_a_declared_tool_the_host_did_not_register_makes_the_variant_invalid(roo
                    baseline=_variant(["skills/target"], 0), candidate=_variant(["skills/target"], 0),
                    runtime={"host": "pi", "session": False, "extensions": [{"entry": "ext/sneaky.mjs", "resources": ["ext"]}],
                             "environment": {"literal": {}, "inherit": []}})
-    calls = [{"tool_calls": [{"name": "sneaky", "arguments": {"path": str(outside / "sneaky.txt")}}]}, {"text": "done"}]
+    calls: list[dict[str, Any]] = [{"tool_calls": [{"name": "sneaky", "arguments": {"path": str(outside / "sneaky.txt")}}]}, {"text": "done"}]
     result, gdir = _run(root, group, _script(calls), "--skill-eval-variant", "candidate")
     run = _run_json(gdir, "candidate")
     assert run["state"] == "invalid"

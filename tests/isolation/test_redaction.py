@@ -74,7 +74,7 @@ def _joined_deltas(events: Path) -> str:
     return "\n".join(blocks.values())
 
 
-def _group(gid: str, *, inherit: list[str], prompts: list[str], expectations: list[dict]) -> dict:
+def _group(gid: str, *, inherit: list[str], prompts: list[str], expectations: list[dict[str, Any]]) -> dict[str, Any]:
     variant = {"source": {"kind": "working-tree"}, "skills": ["skills/target"], "target": 0, "context": []}
     return {
         "schema_version": 1, "kind": "group", "id": gid, "type": "body",
@@ -87,7 +87,7 @@ def _group(gid: str, *, inherit: list[str], prompts: list[str], expectations: li
     }
 
 
-def _setup(root: Path, group: dict, script: dict) -> None:
+def _setup(root: Path, group: dict[str, Any], script: dict[str, Any]) -> None:
     _write(root / "skills" / "target" / "SKILL.md", SKILL)
     _write(root / "fixtures" / "ws" / "config.txt", f"token={QUOTED}\n")
     _write(root / "groups" / f"{group['id']}.json", json.dumps(group))
@@ -112,7 +112,7 @@ def scratch(pytester: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> Path:
 def test_echoed_secrets_never_reach_evidence_and_json_stays_valid(pytester: pytest.Pytester, pi_host: object,
                                                                   scratch: Path) -> None:
     root = pytester.path
-    expectations = [
+    expectations: list[dict[str, Any]] = [
         {"id": "status", "kind": "json", "variant": "candidate", "path": "out.json", "expect": "field-equals",
          "pointer": "/status", "value": "complete"},
         {"id": "token-kept", "kind": "file-text", "variant": "candidate", "path": "out.json", "turn": 1,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -50,11 +51,11 @@ def test_a_secret_split_across_deltas_is_not_recoverable_by_joining(cut: list[in
 def test_events_redact_deltas_per_block_and_keep_clean_lines_verbatim() -> None:
     secret = "TOKENVALUE-0123456789"
 
-    def update(kind: str, **extra: object) -> tuple[dict[str, object], str]:
-        data = {"type": "message_update", "assistantMessageEvent": {"type": kind, "contentIndex": 0, **extra}}
+    def update(kind: str, **extra: object) -> tuple[dict[str, Any], str]:
+        data: dict[str, Any] = {"type": "message_update", "assistantMessageEvent": {"type": kind, "contentIndex": 0, **extra}}
         return data, json.dumps(data)
 
-    records = [({"type": "agent_start"}, '{"type":  "agent_start"}'), update("text_start"),
+    records: list[tuple[dict[str, Any] | None, str]] = [({"type": "agent_start"}, '{"type":  "agent_start"}'), update("text_start"),
                update("text_delta", delta="say TOKENV"), update("text_delta", delta="ALUE-0123456789 ok"),
                update("text_end", content=f"say {secret} ok"), (None, f"garbage {secret}")]
     lines, n = redact_events(Redactor.of([secret]), records)
@@ -83,7 +84,7 @@ def test_json_inside_json_is_redacted_too() -> None:
 
 def test_an_unterminated_block_is_redacted_at_the_end_of_the_stream() -> None:
     secret = "TOKENVALUE-0123456789"
-    records = []
+    records: list[tuple[dict[str, Any] | None, str]] = []
     for piece in ("abc TOKEN", "VALUE-01", "23456789 x"):
         data = {"type": "message_update", "assistantMessageEvent": {"type": "toolcall_delta", "contentIndex": 1, "delta": piece}}
         records.append((data, json.dumps(data)))
@@ -95,7 +96,7 @@ def test_an_unterminated_block_is_redacted_at_the_end_of_the_stream() -> None:
 def test_partial_message_snapshots_lose_an_unfinished_secret_prefix() -> None:
     secret = "TOKENVALUE-0123456789"
     snapshots = ["say TOK", "say TOKENVALUE-01", f"say {secret} ok"]
-    records = []
+    records: list[tuple[dict[str, Any] | None, str]] = []
     for text in snapshots:
         message = {"role": "assistant", "content": [{"type": "text", "text": text}]}
         data = {"type": "message_update", "message": message,

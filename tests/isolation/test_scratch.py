@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import psutil
@@ -15,7 +16,8 @@ from pytest_skill_eval.sources import scratch
 
 @pytest.fixture
 def tmp_root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    monkeypatch.setattr(scratch.tempfile, "tempdir", str(tmp_path))
+    # scratch resolves its root through the tempfile module; patch that module's default directory
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     return tmp_path / f"skill-eval-{os.getuid()}"
 
 

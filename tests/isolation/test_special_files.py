@@ -8,6 +8,7 @@ FIFO in its workspace completes, its evidence persists, and the counterpart stil
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
@@ -43,10 +44,10 @@ def test_a_fifo_in_the_workspace_is_refused_and_left_out_of_evidence(root: pytes
                    baseline=_variant(["skills/target"], 0), candidate=_variant(["skills/target"], 0),
                    runtime={"host": "pi", "session": False, "extensions": [{"entry": "ext/fifo.mjs", "resources": ["ext"]}],
                             "environment": {"literal": {}, "inherit": ["EVAL_FIFO_SECRET"]}})
-    calls = [{"tool_calls": [{"name": "read", "arguments": {"path": "pipe"}}]},
-             {"tool_calls": [{"name": "write", "arguments": {"path": "pipe", "content": "x"}}]},
-             {"tool_calls": [{"name": "read", "arguments": {"path": "plain.txt"}}]},
-             {"text": "done"}]
+    calls: list[dict[str, Any]] = [{"tool_calls": [{"name": "read", "arguments": {"path": "pipe"}}]},
+                                   {"tool_calls": [{"name": "write", "arguments": {"path": "pipe", "content": "x"}}]},
+                                   {"tool_calls": [{"name": "read", "arguments": {"path": "plain.txt"}}]},
+                                   {"text": "done"}]
     result, gdir = _run(root, group, _script(calls), "--skill-eval-stall-timeout=20")
     result.assert_outcomes(passed=1)
     for variant in ("baseline", "candidate"):

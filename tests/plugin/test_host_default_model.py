@@ -24,7 +24,7 @@ from .helpers import (
 pytestmark = pytest.mark.pi
 
 ARGS = ("-p", "no:cacheprovider")
-SCRIPT = {"schema": "skill-eval-script/1", "turns": [{"steps": [{"text": "answered by the host's default"}]}]}
+SCRIPT: dict[str, Any] = {"schema": "skill-eval-script/1", "turns": [{"steps": [{"text": "answered by the host's default"}]}]}
 
 
 def _body(group_id: str, model: str | None) -> dict[str, Any]:

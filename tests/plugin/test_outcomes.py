@@ -189,7 +189,8 @@ def test_variant_selection_records_not_selected_and_never_fails(project: Path, p
     cases = junit_cases(project / "report.xml")
     not_selected = cases["policy.json.regresses::variant:candidate"]
     assert verdict_of(not_selected) == "skipped"
-    assert "not-selected" in not_selected.find("skipped").get("message", "")  # type: ignore[union-attr]
+    skipped = not_selected.find("skipped")
+    assert skipped is not None and "not-selected" in skipped.get("message", "")
     assert verdict_of(cases["policy.json.regresses::expectation:candidate-reads-skill"]) == "skipped"
 
 
@@ -219,7 +220,8 @@ def test_junit_entries_and_properties(project: Path, pytester: pytest.Pytester) 
     # the baseline failing is reported, but under the default policy it does not fail anything
     baseline = cases["suite.json.release-notes-activation::expectation:baseline-reads-skill"]
     assert verdict_of(baseline) == "skipped"
-    assert "reported only" in baseline.find("skipped").get("message", "")  # type: ignore[union-attr]
+    skipped = baseline.find("skipped")
+    assert skipped is not None and "reported only" in skipped.get("message", "")
     assert properties(baseline)["skill_eval.status"] == "fail"
     assert properties(baseline)["skill_eval.evidence"] == str(group_dir / "baseline")
     assert verdict_of(cases["suite.json.release-notes-activation::comparison:reads-skill"]) == "passed"

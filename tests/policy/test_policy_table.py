@@ -19,8 +19,10 @@ from pytest_skill_eval import policy
 from pytest_skill_eval.errors import EvidenceError, MalformedGrade
 from pytest_skill_eval.evidence.reader import parse_grade
 from pytest_skill_eval.evidence.records import parse_group
+from pytest_skill_eval.grading.results import ExpectationResult
 from pytest_skill_eval.policy import (
     FAIL_ON_CHOICES,
+    FailOn,
     Verdict,
     count_words,
     parse_fail_on,
@@ -32,9 +34,10 @@ def judge(group: dict[str, Any], grade: dict[str, Any], **options: Any) -> Verdi
     """:func:`policy.judge` on the records the documents are, read as the session reads them."""
     return policy.judge(parse_group(group, "group.json"), parse_grade(grade, "grade.json"), **options)
 
+
 STATES = ("complete", "not-selected", "invalid", "infrastructure-failed", "cancelled")
 ERROR_STATES = ("invalid", "infrastructure-failed", "cancelled")
-POLICIES = ("candidate", "regression", "any", "never")
+POLICIES: tuple[FailOn, ...] = ("candidate", "regression", "any", "never")
 
 #: Outcome shapes: (baseline statuses, candidate statuses) of the paired expectations
 #: ``b-*``/``c-*`` (compared pairwise as ``cmp-*``), plus unpaired ``b-solo``/``c-solo``.
@@ -132,9 +135,9 @@ def documents(baseline: str, candidate: str, shape: dict[str, Any]) -> tuple[dic
     return group, grade
 
 
-def verdict(baseline: str, candidate: str, shape: str, fail_on: str) -> Verdict:
+def verdict(baseline: str, candidate: str, shape: str, fail_on: FailOn) -> Verdict:
     group, grade = documents(baseline, candidate, SHAPES[shape])
-    return judge(group, grade, group_dir="/runs/r1/groups/003-g", fail_on=fail_on, result_id="r1")  # type: ignore[arg-type]
+    return judge(group, grade, group_dir="/runs/r1/groups/003-g", fail_on=fail_on, result_id="r1")
 
 
 def expected_outcome(baseline: str, candidate: str, shape: str, fail_on: str) -> str:
@@ -168,7 +171,7 @@ def test_the_table_covers_every_policy() -> None:
 
 
 @pytest.mark.parametrize(("baseline", "candidate", "shape", "fail_on"), CASES)
-def test_outcome_table(baseline: str, candidate: str, shape: str, fail_on: str) -> None:
+def test_outcome_table(baseline: str, candidate: str, shape: str, fail_on: FailOn) -> None:
     v = verdict(baseline, candidate, shape, fail_on)
     want = expected_outcome(baseline, candidate, shape, fail_on)
     assert v.outcome == want
@@ -202,12 +205,13 @@ def test_outcome_table(baseline: str, candidate: str, shape: str, fail_on: str) 
         assert dict(entry.properties)["skill_eval.evidence"] == f"/runs/r1/groups/003-g/{name}"
     # A not-selected variant is never a reason.
     for item in v.failing:
-        if not hasattr(item, "transition"):
-            assert v.variant(item.variant).state == "complete"  # type: ignore[union-attr]
+        if isinstance(item, ExpectationResult):
+            variant = v.variant(item.variant)
+            assert variant is not None and variant.state == "complete"
 
 
 @pytest.mark.parametrize("fail_on", POLICIES)
-def test_a_failing_candidate_expectation_outside_comparisons(fail_on: str) -> None:
+def test_a_failing_candidate_expectation_outside_comparisons(fail_on: FailOn) -> None:
     v = verdict("complete", "complete", "candidate-fails-outside-comparisons", fail_on)
     fails = fail_on in ("candidate", "any")
     assert v.outcome == (F if fails else P)
@@ -257,7 +261,7 @@ def test_grade_state_grade_error_alone_is_an_error() -> None:
     group, grade = documents("complete", "complete", SHAPES["pass-to-pass"])
     grade["state"] = "grade-error"
     for fail_on in POLICIES:
-        v = judge(group, grade, group_dir="/g", fail_on=fail_on, result_id="r")  # type: ignore[arg-type]
+        v = judge(group, grade, group_dir="/g", fail_on=fail_on, result_id="r")
         assert v.outcome == E and v.error
         assert v.words() == "grade-error"
         assert {e.name: e for e in v.entries()}["grade"].outcome == "error"

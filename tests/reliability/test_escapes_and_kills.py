@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+from typing import Any
 
 import psutil
 import pytest
@@ -21,7 +22,7 @@ pytestmark = pytest.mark.pi
 SKILL = "---\nname: target\ndescription: Target.\n---\nBody.\n"
 
 # (tool, arguments) the stand-in model tries; every one must come back blocked.
-ESCAPES: list[tuple[str, dict]] = [
+ESCAPES: list[tuple[str, dict[str, Any]]] = [
     ("read", {"path": "/etc/passwd"}),
     ("read", {"path": "/etc/hostname"}),
     ("read", {"path": "/proc/self/environ"}),
@@ -59,9 +60,9 @@ def _write(path: Path, text: str) -> None:
     path.write_text(text)
 
 
-def _group(gid: str, **extra: object) -> dict:
+def _group(gid: str, **extra: object) -> dict[str, Any]:
     variant = {"source": {"kind": "working-tree"}, "skills": ["skills/target"], "target": 0, "context": []}
-    doc = {"schema_version": 1, "kind": "group", "id": gid, "type": "body", "input": {"prompt": "Go."},
+    doc: dict[str, Any] = {"schema_version": 1, "kind": "group", "id": gid, "type": "body", "input": {"prompt": "Go."},
            "fixture": "fixtures/ws", "tools": ["read", "write", "edit"],
            "variants": {"baseline": variant, "candidate": variant}, "expectations": [], "review_questions": [],
            "model": {"model": f"scripted/{gid}"}}

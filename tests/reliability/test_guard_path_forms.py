@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -27,7 +28,7 @@ def _write(path: Path, text: str) -> None:
 
 def _rows(root: Path, outside: Path) -> list[tuple[str, str, set[str]]]:
     """(label, path with {N} for a per-call file name, tools that must be allowed)."""
-    all3, none, read = {"read", "write", "edit"}, set(), {"read"}
+    all3, none, read = {"read", "write", "edit"}, set[str](), {"read"}
     ws = "{{cwd}}"
     return [
         ("relative", "{N}", all3),
@@ -79,7 +80,7 @@ def _rows(root: Path, outside: Path) -> list[tuple[str, str, set[str]]]:
     ]
 
 
-def _arguments(tool: str, path: str) -> dict:
+def _arguments(tool: str, path: str) -> dict[str, Any]:
     if tool == "read":
         return {"path": path}
     if tool == "write":
@@ -98,7 +99,7 @@ def test_every_path_form_is_decided_on_the_file_the_tool_opens(pytester: pytest.
     fixture = root / "fixtures" / "ws"
     _write(fixture / "sub" / "keep.txt", "keep")
     calls: list[tuple[str, bool]] = []  # (tool:label, allowed), in call order
-    steps: list[dict] = []
+    steps: list[dict[str, Any]] = []
     for tool in ("read", "write", "edit"):
         for i, (label, path, allowed) in enumerate(rows):
             name = f"poison-{tool}-{i}.txt"
@@ -144,9 +145,9 @@ def test_every_path_form_is_decided_on_the_file_the_tool_opens(pytester: pytest.
         assert len(recorded) == len(calls)
         own = variant_name == "candidate"
         expected = [(label, not (allowed or (own and label.endswith(":file-counterpart-workspace")))) for label, allowed in calls]
-        got = [(label, c["blocked"]) for (label, _), c in zip(calls, recorded)]
-        assert [g for g, e in zip(got, expected) if g != e] == [], "blocked exactly the rows that escape"
-        for (label, blocked), c in zip(expected, recorded):
+        got = [(label, c["blocked"]) for (label, _), c in zip(calls, recorded, strict=True)]
+        assert [g for g, e in zip(got, expected, strict=True) if g != e] == [], "blocked exactly the rows that escape"
+        for (label, blocked), c in zip(expected, recorded, strict=True):
             if blocked:
                 assert c["result_text"].startswith("skill-eval guard blocked"), (label, c["result_text"])
         events = (vdir / "events.jsonl").read_text()

@@ -12,7 +12,7 @@ import urllib.request
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 from urllib.parse import urlsplit
 
 import pytest
@@ -206,6 +206,7 @@ def test_non_streaming_request_gets_a_whole_completion(server: ScriptedModelServ
 
 def test_keep_alive_connection_serves_several_requests(server: ScriptedModelServer) -> None:
     url = urlsplit(server.base_url)
+    assert url.hostname is not None
     connection = http.client.HTTPConnection(url.hostname, url.port, timeout=10)
     try:
         for _ in range(3):
@@ -313,7 +314,7 @@ def test_concurrent_requests_are_answered_independently(server: ScriptedModelSer
             prompt = "please read" if i % 2 else f"hello {i}"
             _, _, raw = post(server, chat_body("chat", user(prompt)))
             chunks = events(raw)
-            return chunks[-2]["choices"][0]["finish_reason"]
+            return cast(str, chunks[-2]["choices"][0]["finish_reason"])
 
         with ThreadPoolExecutor(max_workers=8) as pool:
             reasons = list(pool.map(ask, range(16)))
@@ -406,7 +407,7 @@ def test_provider_config(server: ScriptedModelServer) -> None:
 def test_lifecycle() -> None:
     server = ScriptedModelServer()
     with pytest.raises(RuntimeError, match="not started"):
-        server.base_url
+        _ = server.base_url
     server.start()
     try:
         with pytest.raises(RuntimeError, match="already started"):
