@@ -1,6 +1,6 @@
 """What every judge shares: the :class:`Verdict`, views of turns and read calls, text checks.
 
-A judge is a pure function of one validated :class:`~.shapes.Check` and one
+A judge is a pure function of one validated check (:mod:`.checks`) and one
 :class:`~pytest_skill_eval.observation.RunObservation`. It returns a :class:`Verdict`;
 when the evidence cannot answer the question at all (a turn that was never observed, a
 missing workspace snapshot) it raises :class:`GradeProblem`, which the caller turns into
@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from pytest_skill_eval.errors import GradeProblem
+from pytest_skill_eval.grading.checks import Check
 from pytest_skill_eval.grading.jsonvalue import excerpt
-from pytest_skill_eval.grading.shapes import Check
 from pytest_skill_eval.observation import RunObservation, ToolCall, Turn
 
 _LIST_LIMIT = 20

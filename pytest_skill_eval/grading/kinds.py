@@ -1,23 +1,34 @@
 """The nine expectation kinds: what each one expects, and how evidence answers it.
 
-    kinds       dispatch: describe_expected and judge, by kind
+    kinds       dispatch: describe_expected and judge, by check type (:mod:`.checks`)
     ├── turns      skill-read, resource-read, response-text, tool-call, context-text
     ├── workspace  path, changed-paths, file-text, json (and the redaction note)
     └── judging    Verdict and the evidence views every judge shares
 
-Every judge is a pure function of one validated :class:`~.shapes.Check` and one
+Every judge is a pure function of one validated check of its own type and one
 :class:`~pytest_skill_eval.observation.RunObservation`; see :mod:`.judging`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from typing import assert_never
 
 from pytest_skill_eval.definitions.model import Group
 from pytest_skill_eval.errors import GradeProblem
 from pytest_skill_eval.grading import turns, workspace
+from pytest_skill_eval.grading.checks import (
+    ChangedPaths,
+    Check,
+    ContextText,
+    FileText,
+    JsonCheck,
+    PathCheck,
+    ResourceRead,
+    ResponseText,
+    SkillRead,
+    ToolCallCheck,
+)
 from pytest_skill_eval.grading.judging import Verdict, resolve_read_path
-from pytest_skill_eval.grading.shapes import Check
 from pytest_skill_eval.grading.turns import arguments_text
 from pytest_skill_eval.grading.workspace import WORKSPACE_KINDS, changed_files, redaction_note
 from pytest_skill_eval.observation import RunObservation
@@ -34,30 +45,58 @@ __all__ = [
     "resolve_read_path",
 ]
 
-_Judge = Callable[[Check, RunObservation, Group], Verdict]
-_Describe = Callable[[Check, Group], str]
-
-_KINDS: dict[str, tuple[_Describe, _Judge]] = {
-    "skill-read": (turns.expected_skill_read, turns.judge_skill_read),
-    "resource-read": (turns.expected_resource_read, turns.judge_resource_read),
-    "path": (workspace.expected_path, workspace.judge_path),
-    "changed-paths": (workspace.expected_changed_paths, workspace.judge_changed_paths),
-    "file-text": (workspace.expected_file_text, workspace.judge_file_text),
-    "json": (workspace.expected_json, workspace.judge_json),
-    "response-text": (turns.expected_response_text, turns.judge_response_text),
-    "tool-call": (turns.expected_tool_call, turns.judge_tool_call),
-    "context-text": (turns.expected_context_text, turns.judge_context_text),
-}
-
-
 def describe_expected(check: Check, group: Group) -> str:
     """A short sentence saying what *check* expects."""
-    return _KINDS[check.kind][0](check, group)
+    match check:
+        case SkillRead():
+            return turns.expected_skill_read(check, group)
+        case ResourceRead():
+            return turns.expected_resource_read(check, group)
+        case PathCheck():
+            return workspace.expected_path(check, group)
+        case ChangedPaths():
+            return workspace.expected_changed_paths(check, group)
+        case FileText():
+            return workspace.expected_file_text(check, group)
+        case JsonCheck():
+            return workspace.expected_json(check, group)
+        case ResponseText():
+            return turns.expected_response_text(check, group)
+        case ToolCallCheck():
+            return turns.expected_tool_call(check, group)
+        case ContextText():
+            return turns.expected_context_text(check, group)
+        case _:
+            assert_never(check)
+
+
+def _verdict(check: Check, obs: RunObservation, group: Group) -> Verdict:
+    match check:
+        case SkillRead():
+            return turns.judge_skill_read(check, obs, group)
+        case ResourceRead():
+            return turns.judge_resource_read(check, obs, group)
+        case PathCheck():
+            return workspace.judge_path(check, obs, group)
+        case ChangedPaths():
+            return workspace.judge_changed_paths(check, obs, group)
+        case FileText():
+            return workspace.judge_file_text(check, obs, group)
+        case JsonCheck():
+            return workspace.judge_json(check, obs, group)
+        case ResponseText():
+            return turns.judge_response_text(check, obs, group)
+        case ToolCallCheck():
+            return turns.judge_tool_call(check, obs, group)
+        case ContextText():
+            return turns.judge_context_text(check, obs, group)
+        case _:
+            assert_never(check)
 
 
 def judge(check: Check, obs: RunObservation, group: Group) -> Verdict:
     """Answer *check* from *obs*; raises :class:`GradeProblem` when the evidence cannot."""
-    verdict = _KINDS[check.kind][1](check, obs, group)
+    verdict = _verdict(check, obs, group)
     note = redaction_note(check, obs)
     if note:
         return Verdict(verdict.passed, f"{verdict.observed}; {note}", verdict.locations)

@@ -1,4 +1,4 @@
-"""Kind-specific expectation shapes: validated once into a :class:`Check`, or explained.
+"""Kind-specific expectation shapes: validated once into a :data:`~.checks.Check`, or explained.
 
 Definition loading checks only the fields every expectation shares; the spec puts the
 kind-specific checks at grade time so a malformed expectation becomes ``grade-error``
@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 from pytest_skill_eval.definitions.model import Expectation, Group, Variant
 from pytest_skill_eval.definitions.rules import json_int
 from pytest_skill_eval.errors import did_you_mean
+from pytest_skill_eval.grading.checks import CHECK_TYPES, Check
 from pytest_skill_eval.grading.jsonvalue import parse_pointer, show
 from pytest_skill_eval.jsonpointer import escape as _escape
 
@@ -65,28 +65,6 @@ TIMED_SKILL_READS: tuple[str, ...] = ("on-turn", "by-turn", "not-before-turn")
 _ID = re.compile(r"[a-z](?:[a-z0-9]|-(?=[a-z0-9]))*")
 _ABSENT: Any = object()
 _WORKSPACE_PATH = 'a relative workspace path (slash-separated, without ".", ".." or empty segments)'
-
-
-@dataclass(frozen=True, slots=True)
-class Check:
-    """One expectation after validation: only the fields its kind uses are meaningful."""
-
-    kind: str
-    expect: str
-    variant: str
-    turn: int | None
-    path: str = ""
-    paths: tuple[str, ...] = ()
-    value: Any = None
-    pointer: str = ""
-    tokens: tuple[str, ...] = ()
-    resource: str = ""
-    index: int | None = None
-    tool: str = ""
-    contains: tuple[str, ...] = ()
-    not_contains: tuple[str, ...] = ()
-    surface: str = "system-prompt"
-    request: str | int = "last"
 
 
 def _is_relative_path(value: Any) -> bool:
@@ -165,7 +143,9 @@ def parse_check(group: Group, expectation: Expectation) -> tuple[Check | None, l
         p.items[-1] += did_you_mean(name, COMMON_FIELDS + KIND_FIELDS[kind])
     if p.items or p.expect is None or p.variant is None:
         return None, p.items
-    return Check(kind=kind, expect=p.expect, variant=variant_name, turn=turn, **p.fields), []
+    # every field was checked above against the kind's type (expect among EXPECTS[kind], ...)
+    fields: dict[str, Any] = {"expect": p.expect, "variant": variant_name, "turn": turn, **p.fields}
+    return CHECK_TYPES[kind](**fields), []
 
 
 def check_expectation(group: Group, expectation: Expectation) -> list[str]:

@@ -12,6 +12,7 @@ import posixpath
 
 from pytest_skill_eval.definitions.model import Group
 from pytest_skill_eval.errors import GradeProblem
+from pytest_skill_eval.grading.checks import ContextText, ResourceRead, ResponseText, SkillRead, ToolCallCheck
 from pytest_skill_eval.grading.jsonvalue import show
 from pytest_skill_eval.grading.judging import (
     TEXT_VERBS,
@@ -25,21 +26,20 @@ from pytest_skill_eval.grading.judging import (
     scoped_turns,
     selected_turn_number,
 )
-from pytest_skill_eval.grading.shapes import Check
 from pytest_skill_eval.observation import ContextRequest, RunObservation, ToolCall
 
 # --- skill-read -----------------------------------------------------------------------
 
 
-def _target_name(check: Check, group: Group) -> str:
-    variant = group.variant(check.variant)  # type: ignore[arg-type]
+def _target_name(check: SkillRead, group: Group) -> str:
+    variant = group.variant(check.variant)
     target = variant.target
     if target is not None and 0 <= target < len(variant.skills):
         return f"the target skill {variant.skills[target]}"
     return "the target skill"
 
 
-def expected_skill_read(check: Check, group: Group) -> str:
+def expected_skill_read(check: SkillRead, group: Group) -> str:
     subject = _target_name(check, group)
     return {
         "never": f"{subject} is never read",
@@ -49,7 +49,7 @@ def expected_skill_read(check: Check, group: Group) -> str:
     }[check.expect]
 
 
-def judge_skill_read(check: Check, obs: RunObservation, group: Group) -> Verdict:
+def judge_skill_read(check: SkillRead, obs: RunObservation, group: Group) -> Verdict:
     if obs.target_file is None:
         raise GradeProblem("the run recorded no target file, but the variant declares a target skill")
     if check.turn is not None:
@@ -73,8 +73,8 @@ def judge_skill_read(check: Check, obs: RunObservation, group: Group) -> Verdict
 # --- resource-read --------------------------------------------------------------------
 
 
-def _resource_name(check: Check, group: Group) -> str:
-    variant = group.variant(check.variant)  # type: ignore[arg-type]
+def _resource_name(check: ResourceRead, group: Group) -> str:
+    variant = group.variant(check.variant)
     if check.resource == "workspace":
         return f"workspace file {check.path}"
     items = variant.skills if check.resource == "skill" else variant.context
@@ -84,12 +84,12 @@ def _resource_name(check: Check, group: Group) -> str:
     return item if check.path == "." else f"file {check.path} of {item}"
 
 
-def expected_resource_read(check: Check, group: Group) -> str:
+def expected_resource_read(check: ResourceRead, group: Group) -> str:
     verb = "is read" if check.expect == "read" else "is not read"
     return f"{_resource_name(check, group)} {verb}{scope_text(check.turn) or ' on any turn'}"
 
 
-def _resource_root(check: Check, obs: RunObservation) -> str:
+def _resource_root(check: ResourceRead, obs: RunObservation) -> str:
     if check.resource == "workspace":
         return obs.workspace_root
     roots = obs.skill_roots if check.resource == "skill" else obs.context_roots
@@ -102,7 +102,7 @@ def _resource_root(check: Check, obs: RunObservation) -> str:
     return roots[check.index]
 
 
-def judge_resource_read(check: Check, obs: RunObservation, group: Group) -> Verdict:
+def judge_resource_read(check: ResourceRead, obs: RunObservation, group: Group) -> Verdict:
     target = posixpath.normpath(posixpath.join(_resource_root(check, obs), check.path))
     reads = read_calls(scoped_turns(obs, check.turn), target, obs.workspace_root)
     scope = scope_text(check.turn)
@@ -120,12 +120,12 @@ def judge_resource_read(check: Check, obs: RunObservation, group: Group) -> Verd
 # --- response-text --------------------------------------------------------------------
 
 
-def expected_response_text(check: Check, group: Group) -> str:
+def expected_response_text(check: ResponseText, group: Group) -> str:
     turn = f"turn {check.turn}" if check.turn is not None else "the final turn"
     return f"the final response of {turn} {TEXT_VERBS[check.expect]} {show(check.value)}"
 
 
-def judge_response_text(check: Check, obs: RunObservation, group: Group) -> Verdict:
+def judge_response_text(check: ResponseText, obs: RunObservation, group: Group) -> Verdict:
     number = selected_turn_number(obs, check)
     text = obs.turns[number - 1].response
     passed, observed = judge_text(check.expect, text, check.value, f"the final response of turn {number}")
@@ -145,7 +145,7 @@ def _call_failed(call: ToolCall) -> bool:
     return call.is_error or call.blocked
 
 
-def expected_tool_call(check: Check, group: Group) -> str:
+def expected_tool_call(check: ToolCallCheck, group: Group) -> str:
     filters = []
     if check.contains:
         filters.append("arguments containing " + ", ".join(show(v) for v in check.contains))
@@ -161,7 +161,7 @@ def expected_tool_call(check: Check, group: Group) -> str:
     }[check.expect]
 
 
-def judge_tool_call(check: Check, obs: RunObservation, group: Group) -> Verdict:
+def judge_tool_call(check: ToolCallCheck, obs: RunObservation, group: Group) -> Verdict:
     named = [(n, c) for n, turn in scoped_turns(obs, check.turn) for c in turn.tool_calls if c.name == check.tool]
     matching = []
     for number, call in named:
@@ -198,7 +198,7 @@ def judge_tool_call(check: Check, obs: RunObservation, group: Group) -> Verdict:
 _SURFACE_NOUNS = {"system-prompt": "system prompt", "provider-context": "provider context"}
 
 
-def expected_context_text(check: Check, group: Group) -> str:
+def expected_context_text(check: ContextText, group: Group) -> str:
     request = f"model request {check.request}" if isinstance(check.request, int) else f"{check.request} model request"
     turn = f"turn {check.turn}" if check.turn is not None else "the final turn"
     surface = _SURFACE_NOUNS[check.surface]
@@ -213,7 +213,7 @@ def _select_request(requests: list[ContextRequest], selector: str | int) -> Cont
     return next((r for r in requests if r.request == selector), None)
 
 
-def judge_context_text(check: Check, obs: RunObservation, group: Group) -> Verdict:
+def judge_context_text(check: ContextText, obs: RunObservation, group: Group) -> Verdict:
     if not obs.context_requests:
         raise GradeProblem("the context observer recorded nothing for this run")
     number = selected_turn_number(obs, check)

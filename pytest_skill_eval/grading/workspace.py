@@ -12,6 +12,7 @@ from typing import Any
 
 from pytest_skill_eval.definitions.model import Group
 from pytest_skill_eval.errors import GradeProblem
+from pytest_skill_eval.grading.checks import ChangedPaths, Check, FileText, JsonCheck, PathCheck, WorkspaceCheck
 from pytest_skill_eval.grading.jsonvalue import (
     MalformedJSON,
     json_equal,
@@ -20,15 +21,15 @@ from pytest_skill_eval.grading.jsonvalue import (
     show,
 )
 from pytest_skill_eval.grading.judging import TEXT_VERBS, Verdict, judge_text, listing, plural
-from pytest_skill_eval.grading.shapes import Check
 from pytest_skill_eval.observation import RunObservation
 from pytest_skill_eval.sources.redaction import MARKER
 
-#: kinds judged on workspace state: a ``turn`` makes them read that turn's snapshot
+#: kinds judged on workspace state (the kinds of :data:`~.checks.WorkspaceCheck`): a ``turn``
+#: makes them read that turn's snapshot
 WORKSPACE_KINDS = frozenset({"path", "changed-paths", "file-text", "json"})
 
 
-def _workspace(obs: RunObservation, check: Check) -> Mapping[str, bytes]:
+def _workspace(obs: RunObservation, check: WorkspaceCheck) -> Mapping[str, bytes]:
     if check.turn is None:
         return obs.final_files
     if check.turn not in obs.turn_files:
@@ -36,11 +37,11 @@ def _workspace(obs: RunObservation, check: Check) -> Mapping[str, bytes]:
     return obs.turn_files[check.turn]
 
 
-def _when(check: Check) -> str:
+def _when(check: WorkspaceCheck) -> str:
     return f"after turn {check.turn}" if check.turn is not None else "at the end of the run"
 
 
-def _workspace_location(path: str, check: Check) -> str:
+def _workspace_location(path: str, check: WorkspaceCheck) -> str:
     return f"workspace {path} after turn {check.turn}" if check.turn is not None else f"final workspace {path}"
 
 
@@ -61,12 +62,12 @@ def _absence(files: Mapping[str, bytes], path: str) -> str:
 # --- path -----------------------------------------------------------------------------
 
 
-def expected_path(check: Check, group: Group) -> str:
+def expected_path(check: PathCheck, group: Group) -> str:
     verb = "exists" if check.expect == "exists" else "does not exist"
     return f"{check.path} {verb} in the workspace {_when(check)}"
 
 
-def judge_path(check: Check, obs: RunObservation, group: Group) -> Verdict:
+def judge_path(check: PathCheck, obs: RunObservation, group: Group) -> Verdict:
     files = _workspace(obs, check)
     if check.path in files:
         observed, exists = f"{check.path} is a file", True
@@ -95,7 +96,7 @@ def changed_files(initial: Mapping[str, bytes], current: Mapping[str, bytes]) ->
     return changes
 
 
-def expected_changed_paths(check: Check, group: Group) -> str:
+def expected_changed_paths(check: ChangedPaths, group: Group) -> str:
     by = f"by the end of turn {check.turn}" if check.turn is not None else "by the end of the run"
     if check.expect == "equals":
         if not check.paths:
@@ -104,7 +105,7 @@ def expected_changed_paths(check: Check, group: Group) -> str:
     return f"none of these files change {by}: {listing(sorted(check.paths))}"
 
 
-def judge_changed_paths(check: Check, obs: RunObservation, group: Group) -> Verdict:
+def judge_changed_paths(check: ChangedPaths, obs: RunObservation, group: Group) -> Verdict:
     changes = changed_files(obs.initial_files, _workspace(obs, check))
     described = [f"{path} ({how})" for path, how in changes.items()]
     summary = f"changed files: {listing(described)}" if changes else "no file changed"
@@ -129,11 +130,11 @@ def judge_changed_paths(check: Check, obs: RunObservation, group: Group) -> Verd
 # --- file-text ------------------------------------------------------------------------
 
 
-def expected_file_text(check: Check, group: Group) -> str:
+def expected_file_text(check: FileText, group: Group) -> str:
     return f"{check.path} {TEXT_VERBS[check.expect]} {show(check.value)} {_when(check)}"
 
 
-def judge_file_text(check: Check, obs: RunObservation, group: Group) -> Verdict:
+def judge_file_text(check: FileText, obs: RunObservation, group: Group) -> Verdict:
     files = _workspace(obs, check)
     location = (_workspace_location(check.path, check),)
     data = files.get(check.path)
@@ -150,7 +151,7 @@ def judge_file_text(check: Check, obs: RunObservation, group: Group) -> Verdict:
 # --- json -----------------------------------------------------------------------------
 
 
-def expected_json(check: Check, group: Group) -> str:
+def expected_json(check: JsonCheck, group: Group) -> str:
     pointer = show(check.pointer)
     when = _when(check)
     return {
@@ -164,7 +165,7 @@ def expected_json(check: Check, group: Group) -> str:
     }[check.expect]
 
 
-def judge_json(check: Check, obs: RunObservation, group: Group) -> Verdict:
+def judge_json(check: JsonCheck, obs: RunObservation, group: Group) -> Verdict:
     files = _workspace(obs, check)
     location = _workspace_location(check.path, check)
     data = files.get(check.path)
@@ -207,20 +208,19 @@ def _json_type(value: Any) -> str:
     return "a number"
 
 
-
 def redaction_note(check: Check, obs: RunObservation) -> str | None:
     """Which stored workspace files this check read were redacted, or None.
 
     A file holding an inherited value is stored with it replaced by the redaction marker,
     so a check on it may fail because of redaction; the verdict says so.
     """
-    if check.kind not in WORKSPACE_KINDS or not obs.redactions:
+    if not isinstance(check, (PathCheck, ChangedPaths, FileText, JsonCheck)) or not obs.redactions:
         return None
     prefix = "workspace/" if check.turn is None else f"turns/{check.turn}/workspace/"
-    if check.kind == "changed-paths":
+    if isinstance(check, ChangedPaths):
         hits = {k: v for k, v in obs.redactions.items() if k.startswith((prefix, "workspace-initial/"))}
     else:
-        hits = {k: v for k, v in obs.redactions.items() if k == prefix + str(check.path)}
+        hits = {k: v for k, v in obs.redactions.items() if k == prefix + check.path}
     if not hits:
         return None
     listed = ", ".join(f"{k} ({plural(v, 'value')})" for k, v in sorted(hits.items()))
