@@ -2,7 +2,9 @@
 
     grading
     ├── results      ExpectationResult, ComparisonResult, GradeError, GroupGrade (+ JSON)
-    ├── shapes       kind-specific validation of raw expectations (check_expectation)
+    ├── checks       one frozen, tagged check type per kind; Check is their union
+    ├── shapes       kind-specific validation of raw expectations into checks (check_expectation),
+    │                against schemas/expectation.schema.json plus the group-dependent rules
     ├── kinds        the nine expectation kinds: dispatch to expected sentences and judges
     │   ├── turns      skill-read, resource-read, response-text, tool-call, context-text
     │   ├── workspace  path, changed-paths, file-text, json
