@@ -44,6 +44,15 @@ def json_text(value: Any) -> str:
     return rendered
 
 
+def show(value: Any, limit: int = 80) -> str:
+    """A short, single-line JSON rendering of *value* for messages (how grade errors show values)."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
+    except (TypeError, ValueError, RecursionError):
+        text = repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
 def did_you_mean(found: Any, known: Sequence[str], *, cutoff: float = 0.75) -> str:
     """`` (did you mean "x"?)`` when *found* is a string close to one of *known*, else ``""``.
 

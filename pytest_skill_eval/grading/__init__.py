@@ -2,8 +2,13 @@
 
     grading
     ├── results      ExpectationResult, ComparisonResult, GradeError, GroupGrade (+ JSON)
-    ├── shapes       kind-specific validation of raw expectations (check_expectation)
-    ├── kinds        the nine expectation kinds: expected sentences and judges
+    ├── checks       one frozen, tagged check type per kind; Check is their union
+    ├── shapes       kind-specific validation of raw expectations into checks (check_expectation),
+    │                against schemas/expectation.schema.json plus the group-dependent rules
+    ├── kinds        the nine expectation kinds: dispatch to expected sentences and judges
+    │   ├── turns      skill-read, resource-read, response-text, tool-call, context-text
+    │   ├── workspace  path, changed-paths, file-text, json
+    │   └── judging    Verdict and the evidence views every judge shares
     ├── jsonvalue    strict JSON parsing, RFC 6901 pointers, JSON equality
     ├── comparisons  baseline/candidate pairs and their transitions
     └── group        grade_group: the total entry point

@@ -9,7 +9,7 @@ evidence the run already paid for.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any, cast
+from typing import Any
 
 from pytest_skill_eval.definitions.model import VARIANTS, Expectation, Group, VariantName
 from pytest_skill_eval.errors import GradeProblem
@@ -48,7 +48,7 @@ def grade_expectation(
             return _result(expectation, "grade-error", expected, "not judged: the expectation is malformed",
                            error="; ".join(problems))
         expected = describe_expected(check, group)
-        observation = observations.get(cast(VariantName, check.variant))  # validated by parse_check
+        observation = observations.get(check.variant)
         if observation is None:
             return _result(expectation, "not-graded", expected, f"no {check.variant} run was observed (not-observed)")
         if observation.state != "complete":

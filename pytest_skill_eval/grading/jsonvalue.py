@@ -7,7 +7,7 @@ import re
 import unicodedata
 from typing import Any
 
-from pytest_skill_eval.errors import MalformedJSON
+from pytest_skill_eval.errors import MalformedJSON, show
 from pytest_skill_eval.jsonpointer import parse as parse_pointer
 
 __all__ = ["MalformedJSON", "parse_document", "parse_pointer", "show"]
@@ -83,15 +83,6 @@ def json_equal(a: Any, b: Any) -> bool:
     if type(a) is not type(b):
         return False
     return bool(a == b)
-
-
-def show(value: Any, limit: int = 80) -> str:
-    """A short, single-line JSON rendering of *value* for messages."""
-    try:
-        text = json.dumps(value, ensure_ascii=False, separators=(",", ":"), sort_keys=True)
-    except (TypeError, ValueError, RecursionError):
-        text = repr(value)
-    return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _escape_unprintable(quoted: str) -> str:

@@ -1,4 +1,4 @@
-"""Kind-specific expectation shapes: validated once into a :class:`Check`, or explained.
+"""Kind-specific expectation shapes: validated once into a :data:`~.checks.Check`, or explained.
 
 Definition loading checks only the fields every expectation shares; the spec puts the
 kind-specific checks at grade time so a malformed expectation becomes ``grade-error``
@@ -6,20 +6,30 @@ evidence instead of changing the subject run. The same function serves a pre-run
 check (:func:`check_expectation`), so authors can avoid spending a run on a typo.
 
 Every problem reads ``<pointer>/<field>: expected …, found …``.
+
+What JSON Schema can state is in ``schemas/expectation.schema.json`` and worded by the one
+translation of schema errors (:mod:`pytest_skill_eval.schemas`): each kind's expect values
+and fields, paths, pointers, the request selector. This module keeps
+
+* the rules that depend on the group: the turn range and which expectations take a turn,
+  a target skill for skill-read, a declared skill or context item for resource-read;
+* two wordings the translation does not produce (see :func:`_unknown_fields` and
+  :func:`_repeated_paths`);
+* the order of the messages: common fields first (kind, expect, variant, comparison,
+  turn), then the kind's fields in their documented order, then unknown fields.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
-from pytest_skill_eval.definitions.model import Expectation, Group, Variant
+from pytest_skill_eval import jsonpointer, schemas
+from pytest_skill_eval.definitions.model import VARIANTS, Expectation, Group, Variant
 from pytest_skill_eval.definitions.rules import json_int
 from pytest_skill_eval.errors import did_you_mean
+from pytest_skill_eval.grading.checks import CHECK_TYPES, Check
 from pytest_skill_eval.grading.jsonvalue import parse_pointer, show
-from pytest_skill_eval.jsonpointer import escape as _escape
 
 KINDS: tuple[str, ...] = (
     "skill-read",
@@ -59,72 +69,55 @@ KIND_FIELDS: dict[str, tuple[str, ...]] = {
     "context-text": ("value", "surface", "request"),
 }
 
-RESOURCES: tuple[str, ...] = ("workspace", "skill", "context")
-SURFACES: tuple[str, ...] = ("system-prompt", "provider-context")
 TIMED_SKILL_READS: tuple[str, ...] = ("on-turn", "by-turn", "not-before-turn")
-_ID = re.compile(r"[a-z](?:[a-z0-9]|-(?=[a-z0-9]))*")
+FIELD_CHECKS: tuple[str, ...] = ("field-present", "field-absent", "field-equals")
+_SCHEMA = "expectation"
 _ABSENT: Any = object()
-_WORKSPACE_PATH = 'a relative workspace path (slash-separated, without ".", ".." or empty segments)'
+#: the common fields in the order their problems are listed (before the kind's fields)
+_COMMON_ORDER: tuple[str, ...] = ("kind", "expect", "variant", "comparison", "turn")
 
 
-@dataclass(frozen=True, slots=True)
-class Check:
-    """One expectation after validation: only the fields its kind uses are meaningful."""
+class _Problems:
+    """The problems of one expectation, each with its place in the listed order."""
 
-    kind: str
-    expect: str
-    variant: str
-    turn: int | None
-    path: str = ""
-    paths: tuple[str, ...] = ()
-    value: Any = None
-    pointer: str = ""
-    tokens: tuple[str, ...] = ()
-    resource: str = ""
-    index: int | None = None
-    tool: str = ""
-    contains: tuple[str, ...] = ()
-    not_contains: tuple[str, ...] = ()
-    surface: str = "system-prompt"
-    request: str | int = "last"
-
-
-def _is_relative_path(value: Any) -> bool:
-    """A slash-separated path below its root, spelled exactly as evidence file maps spell it."""
-    if not isinstance(value, str) or value == "" or value.startswith("/") or "\x00" in value:
-        return False
-    return all(segment not in ("", ".", "..") for segment in value.split("/"))
-
-
-def _one_of(values: tuple[str, ...]) -> str:
-    return "one of " + ", ".join(f'"{v}"' for v in values)
-
-
-class _Parsing:
-    """One expectation being validated: collects ``<pointer>/<field>: expected …, found …``
-    messages in check order, and the validated kind-specific fields."""
-
-    def __init__(self, prefix: str, raw: dict[str, Any]) -> None:
+    def __init__(self, prefix: str, kind: str | None) -> None:
         self.prefix = prefix
-        self.raw = raw
-        self.expect: str | None = None
-        self.variant: Variant | None = None
-        self.items: list[str] = []
-        self.fields: dict[str, Any] = {}
+        self.kind_fields = KIND_FIELDS[kind] if kind is not None else ()
+        self.found: list[tuple[tuple[int, int, int], str]] = []
+        self.schema_items: set[tuple[str, int]] = set()
+        """(field, index) of every array item the schema refused"""
 
-    def get(self, name: str) -> Any:
-        """The raw field, or the absent marker (distinct from an explicit null)."""
-        return self.raw.get(name, _ABSENT)
+    def _place(self, field: str, item: int | None, phase: int | None) -> tuple[int, int, int]:
+        if phase is None:
+            phase = 0 if field in _COMMON_ORDER else 1
+        order = (_COMMON_ORDER, self.kind_fields, ())[phase]
+        rank = order.index(field) if field in order else len(order)
+        return phase, rank, -1 if item is None else item
 
     def add(self, field: str, expected: str, found: Any = _ABSENT, *, item: int | None = None,
-            known: tuple[str, ...] = ()) -> None:
-        """One problem; *known* are the valid values (or names) a close *found* is suggested from."""
-        shown = "nothing" if found is _ABSENT else show(found)
-        where = _escape(field) if item is None else f"{_escape(field)}/{item}"
-        self.items.append(f"{self.prefix}/{where}: expected {expected}, found {shown}{did_you_mean(found, known)}")
+            known: tuple[str, ...] = (), hint: str = "", phase: int | None = None) -> None:
+        """One problem worded here; *known* are the valid values a close *found* is suggested from.
 
-    def add_one_of(self, field: str, values: tuple[str, ...], found: Any = _ABSENT) -> None:
-        self.add(field, _one_of(values), found, known=values)
+        *phase* places a problem among the common fields (0), the kind's (1) or the unknown
+        ones (2); by default a common field's problem is listed with the common fields.
+        """
+        shown = "nothing" if found is _ABSENT else show(found)
+        where = jsonpointer.child(self.prefix, field) if item is None else jsonpointer.child(self.prefix, field, item)
+        message = f"{where}: expected {expected}, found {shown}{did_you_mean(found, known)}{hint}"
+        self.found.append((self._place(field, item, phase), message))
+
+    def add_schema(self, raw: dict[str, Any], definition: str) -> None:
+        """Every violation of one ``$defs`` entry of ``expectation.schema.json``, worded by the
+        one translation of schema errors."""
+        for problem in schemas.problems(_SCHEMA, raw, definition):
+            tokens = jsonpointer.parse(problem.pointer) or ("",)
+            item = int(tokens[1]) if len(tokens) > 1 and tokens[1].isdigit() else None
+            if item is not None:
+                self.schema_items.add((tokens[0], item))
+            self.found.append((self._place(tokens[0], item, None), f"{self.prefix}{problem.pointer}: {problem.message}"))
+
+    def listed(self) -> list[str]:
+        return [message for _, message in sorted(self.found, key=lambda entry: entry[0])]
 
 
 def parse_check(group: Group, expectation: Expectation) -> tuple[Check | None, list[str]]:
@@ -132,40 +125,33 @@ def parse_check(group: Group, expectation: Expectation) -> tuple[Check | None, l
     raw = expectation.raw
     if not isinstance(raw, dict):
         return None, [f"{expectation.pointer}: expected an expectation object, found {show(raw)}"]
-    p = _Parsing(expectation.pointer, raw)
-
     kind = expectation.kind
     known_kind = isinstance(kind, str) and kind in EXPECTS
-    if not known_kind:
-        p.add_one_of("kind", KINDS, p.get("kind"))
     expect = expectation.expect
-    if known_kind and isinstance(expect, str) and expect in EXPECTS[kind]:
-        p.expect = expect
-    elif known_kind:
-        p.add_one_of("expect", EXPECTS[kind], p.get("expect"))
+    valid_expect = expect if known_kind and isinstance(expect, str) and expect in EXPECTS[kind] else None
     variant_name = expectation.variant
-    if isinstance(variant_name, str) and variant_name in ("baseline", "candidate"):
-        p.variant = group.variant(variant_name)
-    else:
-        p.add_one_of("variant", ("baseline", "candidate"), p.get("variant"))
-    comparison = expectation.comparison
-    if comparison is not None and not (
-        isinstance(comparison, str) and len(comparison) <= 64 and _ID.fullmatch(comparison)
-    ):
-        p.add("comparison", "a comparison ID (lowercase letters, digits and single hyphens, at most 64 characters)",
-              comparison)
-    turn = _check_turn(group, expectation, kind if known_kind else None, p)
-    if not known_kind:
-        return None, p.items
+    variant = group.variant(variant_name) if isinstance(variant_name, str) and variant_name in VARIANTS else None
 
-    _KIND_CHECKERS[kind](p)
-    allowed = set(COMMON_FIELDS) | set(KIND_FIELDS[kind])
-    for name in sorted(k for k in raw if k not in allowed):
-        p.add(name, f"no such field on a {kind} expectation (its fields: {_field_list(kind)})", raw[name])
-        p.items[-1] += did_you_mean(name, COMMON_FIELDS + KIND_FIELDS[kind])
-    if p.items or p.expect is None or p.variant is None:
-        return None, p.items
-    return Check(kind=kind, expect=p.expect, variant=variant_name, turn=turn, **p.fields), []
+    p = _Problems(expectation.pointer, kind if known_kind else None)
+    # The common fields, then the kind's own: validating the whole schema would give the
+    # same problems, but it tests the kind against each of the nine kinds.
+    p.add_schema(raw, "common")
+    if known_kind:
+        p.add_schema(raw, kind)
+    turn = _check_turn(group, expectation, kind if known_kind else None, valid_expect, p)
+    if not known_kind:
+        return None, p.listed()
+    rule = _GROUP_RULES.get(kind)
+    if rule is not None:
+        rule(p, raw, variant)
+    _unknown_fields(p, raw, kind)
+    problems = p.listed()
+    if problems or valid_expect is None or variant is None:
+        return None, problems
+    # the schema and the rules above checked every field against the kind's type
+    fields: dict[str, Any] = {"expect": valid_expect, "variant": variant_name, "turn": turn,
+                              **_FIELDS[kind](raw, valid_expect)}
+    return CHECK_TYPES[kind](**fields), []
 
 
 def check_expectation(group: Group, expectation: Expectation) -> list[str]:
@@ -173,18 +159,16 @@ def check_expectation(group: Group, expectation: Expectation) -> list[str]:
     return parse_check(group, expectation)[1]
 
 
-def _field_list(kind: str) -> str:
-    return ", ".join(sorted(COMMON_FIELDS + KIND_FIELDS[kind]))
-
-
-def _check_turn(group: Group, expectation: Expectation, kind: str | None, p: _Parsing) -> int | None:
+def _check_turn(group: Group, expectation: Expectation, kind: str | None, expect: str | None,
+                p: _Problems) -> int | None:
+    # Hand-written: the range and the rules depend on the group (its prompts and type).
     found = expectation.turn
     count = len(group.prompts)
     # Worded as the definition loader words its own turn-range check.
     range_text = "turn 1 (the input has one turn)" if count == 1 else f"a turn from 1 to {count}"
     if found is None:
-        if kind == "skill-read" and p.expect in TIMED_SKILL_READS:
-            p.add("turn", f'{range_text} for expect "{p.expect}"')
+        if kind == "skill-read" and expect in TIMED_SKILL_READS:
+            p.add("turn", f'{range_text} for expect "{expect}"')
         return None
     turn = json_int(found)
     if turn is None or not 1 <= turn <= count:
@@ -193,148 +177,100 @@ def _check_turn(group: Group, expectation: Expectation, kind: str | None, p: _Pa
     if kind is not None and kind != "skill-read" and group.type == "description":
         p.add("turn", "no turn on a description group (only skill-read takes a turn there)", turn)
         return None
-    if kind == "skill-read" and p.expect == "never":
+    if kind == "skill-read" and expect == "never":
         p.add("turn", 'no turn with expect "never"', turn)
         return None
     return turn
 
 
-def _check_skill_read(p: _Parsing) -> None:
-    if p.variant is not None and p.variant.target is None:
-        p.add("variant", "a variant with a target skill", f"{p.variant.name} (its target is null)")
+def _unknown_fields(p: _Problems, raw: dict[str, Any], kind: str) -> None:
+    # Hand-written: additionalProperties would read "expected one of the fields …, found
+    # unknown field …"; grade errors name the kind, its fields and the value found.
+    allowed = COMMON_FIELDS + KIND_FIELDS[kind]
+    fields = ", ".join(sorted(allowed))
+    for name in sorted(k for k in raw if k not in allowed):
+        p.add(name, f"no such field on a {kind} expectation (its fields: {fields})", raw[name],
+              hint=did_you_mean(name, allowed), phase=2)
 
 
-def _check_resource_read(p: _Parsing) -> None:
-    resource = p.get("resource")
-    if resource not in RESOURCES:
-        p.add_one_of("resource", RESOURCES, resource)
-        resource = None
-    p.fields["resource"] = resource
-    index = p.get("index")
-    if resource == "workspace" and index is not _ABSENT:
-        p.add("index", 'no index for resource "workspace"', index)
-    elif resource in ("skill", "context") and p.variant is not None:
-        items = p.variant.skills if resource == "skill" else p.variant.context
-        noun = "skills" if resource == "skill" else "context items"
-        number = json_int(index)
-        if number is not None and 0 <= number < len(items):
-            p.fields["index"] = number
-        else:
-            p.add("index", f"an index into the {len(items)} declared {noun} of {p.variant.name}", index)
-    path = p.get("path")
-    # "." names a context item itself, which may be a single file rather than a directory.
-    if _is_relative_path(path) or (resource == "context" and path == "."):
-        p.fields["path"] = path
-    else:
-        p.add("path", f"a relative path inside the {resource or 'selected'} resource", path)
+# --- rules that depend on the group, or word what the schema cannot -------------------
 
 
-def _check_workspace_path(p: _Parsing) -> None:
-    path = p.get("path")
-    if _is_relative_path(path):
-        p.fields["path"] = path
-    else:
-        p.add("path", _WORKSPACE_PATH, path)
+def _target_skill(p: _Problems, raw: dict[str, Any], variant: Variant | None) -> None:
+    if variant is not None and variant.target is None:
+        p.add("variant", "a variant with a target skill", f"{variant.name} (its target is null)", phase=1)
 
 
-def _check_text_value(p: _Parsing) -> None:
-    value = p.get("value")
-    if isinstance(value, str):
-        p.fields["value"] = value
-    else:
-        p.add("value", "a string", value)
+def _declared_index(p: _Problems, raw: dict[str, Any], variant: Variant | None) -> None:
+    # The schema refuses an index for the workspace; a skill or context index must name
+    # one of the variant's declared items.
+    resource = raw.get("resource")
+    if resource not in ("skill", "context") or variant is None:
+        return
+    items = variant.skills if resource == "skill" else variant.context
+    noun = "skills" if resource == "skill" else "context items"
+    index = raw.get("index", _ABSENT)
+    number = json_int(index)
+    if number is None or not 0 <= number < len(items):
+        p.add("index", f"an index into the {len(items)} declared {noun} of {variant.name}", index)
 
 
-def _check_changed_paths(p: _Parsing) -> None:
-    paths = p.get("paths")
+def _repeated_paths(p: _Problems, raw: dict[str, Any], variant: Variant | None) -> None:
+    # Hand-written: uniqueItems would read "expected each item once, found … again (first
+    # at …)", and would also count paths the schema already refused.
+    paths = raw.get("paths")
     if not isinstance(paths, list):
-        p.add("paths", "an array of relative workspace paths", paths)
         return
     seen: set[str] = set()
     for i, path in enumerate(paths):
-        if not _is_relative_path(path):
-            p.add("paths", _WORKSPACE_PATH, path, item=i)
-        elif path in seen:
+        if ("paths", i) in p.schema_items:
+            continue
+        if path in seen:
             p.add("paths", "a path not listed before", path, item=i)
         else:
             seen.add(path)
-    p.fields["paths"] = tuple(path for path in paths if isinstance(path, str))
 
 
-def _check_file_text(p: _Parsing) -> None:
-    _check_workspace_path(p)
-    _check_text_value(p)
+_GROUP_RULES: dict[str, Callable[[_Problems, dict[str, Any], Variant | None], None]] = {
+    "skill-read": _target_skill,
+    "resource-read": _declared_index,
+    "changed-paths": _repeated_paths,
+}
 
 
-def _check_json(p: _Parsing) -> None:
-    _check_workspace_path(p)
-    pointer = p.get("pointer")
-    if p.expect in ("field-present", "field-absent", "field-equals"):
-        tokens = parse_pointer(pointer) if isinstance(pointer, str) else None
-        if tokens is None:
-            p.add("pointer", 'a JSON Pointer ("" or starting with "/", with "~" only as ~0 or ~1)', pointer)
-        else:
-            p.fields["pointer"], p.fields["tokens"] = pointer, tokens
-    elif pointer is not _ABSENT and p.expect is not None:
-        p.add("pointer", f'no pointer with expect "{p.expect}"', pointer)
-    value = p.get("value")
-    if p.expect == "field-equals":
-        if value is _ABSENT:
-            p.add("value", "a JSON value to compare with (null is allowed)")
-        else:
-            p.fields["value"] = value
-    elif value is not _ABSENT and p.expect is not None:
-        p.add("value", f'no value with expect "{p.expect}"', value)
+# --- the validated fields of each kind --------------------------------------------------
 
 
-def _check_string_list(p: _Parsing, name: str) -> tuple[str, ...]:
-    values = p.get(name)
-    if values is _ABSENT:
-        return ()
-    if not isinstance(values, list):
-        p.add(name, "an array of strings", values)
-        return ()
-    for i, value in enumerate(values):
-        if not isinstance(value, str):
-            p.add(name, "a string", value, item=i)
-    return tuple(v for v in values if isinstance(v, str))
+def _resource_read(raw: dict[str, Any], expect: str) -> dict[str, Any]:
+    resource = raw["resource"]
+    index = None if resource == "workspace" else json_int(raw["index"])
+    return {"resource": resource, "index": index, "path": raw["path"]}
 
 
-def _check_tool_call(p: _Parsing) -> None:
-    tool = p.get("tool")
-    if isinstance(tool, str) and tool:
-        p.fields["tool"] = tool
-    else:
-        p.add("tool", "a tool name", tool)
-    p.fields["contains"] = _check_string_list(p, "argumentContains")
-    p.fields["not_contains"] = _check_string_list(p, "argumentNotContains")
+def _json(raw: dict[str, Any], expect: str) -> dict[str, Any]:
+    fields: dict[str, Any] = {"path": raw["path"]}
+    if expect in FIELD_CHECKS:
+        fields["pointer"], fields["tokens"] = raw["pointer"], parse_pointer(raw["pointer"])
+    if expect == "field-equals":
+        fields["value"] = raw["value"]
+    return fields
 
 
-def _check_context_text(p: _Parsing) -> None:
-    _check_text_value(p)
-    surface = p.raw.get("surface", "system-prompt")
-    if surface in SURFACES:
-        p.fields["surface"] = surface
-    else:
-        p.add_one_of("surface", SURFACES, surface)
-    request = p.raw.get("request", "last")
-    number = json_int(request)
-    if isinstance(request, str) and request in ("first", "last"):
-        p.fields["request"] = request
-    elif number is not None and number >= 1:
-        p.fields["request"] = number
-    else:
-        p.add("request", '"first", "last" or a positive request number', request)
+def _context_text(raw: dict[str, Any], expect: str) -> dict[str, Any]:
+    request = raw.get("request", "last")
+    return {"value": raw["value"], "surface": raw.get("surface", "system-prompt"),
+            "request": request if isinstance(request, str) else json_int(request)}
 
 
-_KIND_CHECKERS: dict[str, Callable[[_Parsing], None]] = {
-    "skill-read": _check_skill_read,
-    "resource-read": _check_resource_read,
-    "path": _check_workspace_path,
-    "changed-paths": _check_changed_paths,
-    "file-text": _check_file_text,
-    "json": _check_json,
-    "response-text": _check_text_value,
-    "tool-call": _check_tool_call,
-    "context-text": _check_context_text,
+_FIELDS: dict[str, Callable[[dict[str, Any], str], dict[str, Any]]] = {
+    "skill-read": lambda raw, expect: {},
+    "resource-read": _resource_read,
+    "path": lambda raw, expect: {"path": raw["path"]},
+    "changed-paths": lambda raw, expect: {"paths": tuple(raw["paths"])},
+    "file-text": lambda raw, expect: {"path": raw["path"], "value": raw["value"]},
+    "json": _json,
+    "response-text": lambda raw, expect: {"value": raw["value"]},
+    "tool-call": lambda raw, expect: {"tool": raw["tool"], "contains": tuple(raw.get("argumentContains", ())),
+                                      "not_contains": tuple(raw.get("argumentNotContains", ()))},
+    "context-text": _context_text,
 }

@@ -1,18 +1,24 @@
 """The packaged JSON Schemas and the one translation of their errors.
 
 Every document the package validates (suite and group definitions, scripted-model
-scripts) is checked against a schema file in this directory, and every violation is
-reported the same way: a :class:`~pytest_skill_eval.errors.Problem` at the offending JSON
-pointer reading ``expected …, found …``.
+scripts, the kind-specific shape of each expectation at grade time) is checked against a
+schema file in this directory, and every violation is reported the same way: a
+:class:`~pytest_skill_eval.errors.Problem` at the offending JSON pointer reading
+``expected …, found …``.
 
-Schemas may carry three annotations the translation honours:
+Schemas may carry four annotations the translation honours:
 
 ``x-expected``
     how a message names what the (sub)schema accepts, e.g. ``"a non-empty prompt string"``;
 ``x-reserved``
     for an ``enum``: values that are refused for a reason worth saying, ``{value: why}``;
 ``x-checked-by-loader``
-    keywords whose failure a loader words itself (the translation stays silent on them).
+    keywords whose failure a loader words itself (the translation stays silent on them);
+``x-found``
+    at a schema's root, ``"json"``: messages show the found value as short compact JSON
+    (:func:`~pytest_skill_eval.errors.show`) and a missing field as ``nothing``, as grade
+    errors word them (``expectation.schema.json``). Without it, containers are named by
+    kind and a missing field reads ``no "<name>" field``.
 
 jsonschema is imported on first validation, so a plain pytest run never pays for it.
 """
@@ -26,7 +32,7 @@ from importlib import resources
 from typing import TYPE_CHECKING, Any
 
 from pytest_skill_eval import jsonpointer
-from pytest_skill_eval.errors import Problem, did_you_mean, json_text
+from pytest_skill_eval.errors import Problem, did_you_mean, json_text, show
 
 if TYPE_CHECKING:
     import jsonschema
@@ -56,7 +62,7 @@ def schema(name: str) -> dict[str, Any]:
 
 
 @functools.cache
-def _validator(name: str) -> jsonschema.Draft202012Validator:
+def _validator(name: str, definition: str | None = None) -> jsonschema.Draft202012Validator:
     import jsonschema
     from referencing import Registry, Resource
 
@@ -66,20 +72,23 @@ def _validator(name: str) -> jsonschema.Draft202012Validator:
     registry: Registry[Any] = Registry().with_resources(
         (schema(other)["$id"], Resource.from_contents(schema(other))) for other in names if "$id" in schema(other)
     )
-    return jsonschema.Draft202012Validator(schema(name), registry=registry)
+    target = schema(name) if definition is None else {"$ref": f"{schema(name)['$id']}#/$defs/{definition}"}
+    return jsonschema.Draft202012Validator(target, registry=registry)
 
 
-def problems(name: str, doc: Any) -> list[Problem]:
-    """Every violation of schema *name* by *doc*, worded as problems, each once (unsorted).
+def problems(name: str, doc: Any, definition: str | None = None) -> list[Problem]:
+    """Every violation of schema *name* by *doc*, worded as problems (unsorted, each once).
 
-    jsonschema reports one ``required`` error per missing field, and each is translated
-    into the problems of its object, so the same problem can come more than once.
+    With *definition*, *doc* is checked against that entry of the schema's ``$defs`` only
+    (worded with the schema's annotations, pointers still relative to *doc*).
     """
     root = schema(name)
-    found: dict[Problem, None] = {}
-    for error in _validator(name).iter_errors(doc):
-        found.update(dict.fromkeys(_translate(error, root)))
-    return list(found)
+    found: list[Problem] = []
+    for error in _validator(name, definition).iter_errors(doc):
+        found.extend(_translate(error, root))
+    # jsonschema reports each missing required field as its own error, and each error is
+    # translated into one problem per missing field
+    return list(dict.fromkeys(found))
 
 
 def quote(text: str) -> str:
@@ -114,11 +123,13 @@ def _translate(error: jsonschema.ValidationError, root: dict[str, Any]) -> Itera
     keyword = error.validator
     instance: Any = error.instance
     expected_value: Any = error.validator_value
+    as_json = root.get("x-found") == "json"
     if keyword == "required":
         properties = sub.get("properties", {})
         return [
             Problem(jsonpointer.child(pointer, key),
-                    f"expected {_expected(properties.get(key, {}), root)}, found no {quote(key)} field")
+                    f"expected {_expected(properties.get(key, {}), root)}, found "
+                    + ("nothing" if as_json else f"no {quote(key)} field"))
             for key in expected_value
             if key not in instance
         ]
@@ -126,8 +137,8 @@ def _translate(error: jsonschema.ValidationError, root: dict[str, Any]) -> Itera
         properties = sub.get("properties", {})
         return [
             Problem(jsonpointer.child(pointer, key),
-                    f"expected {_expected(properties.get(key, {}), root)}, found no {quote(key)} field"
-                    f" (required with {quote(present)})")
+                    f"expected {_expected(properties.get(key, {}), root)}, found "
+                    + ("nothing" if as_json else f"no {quote(key)} field") + f" (required with {quote(present)})")
             for present, keys in expected_value.items()
             if present in instance
             for key in keys
@@ -159,7 +170,7 @@ def _translate(error: jsonschema.ValidationError, root: dict[str, Any]) -> Itera
     if "propertyNames" in error.relative_schema_path:
         # jsonschema locates a bad property name at its parent object.
         pointer = jsonpointer.child(pointer, str(instance))
-    found = describe(instance)
+    found = show(instance) if as_json else describe(instance)
     if keyword in ("minProperties", "maxProperties") and isinstance(instance, dict) and instance:
         found = f"an object with the fields {join_quoted(list(instance))}"
     if keyword == "maxLength" and isinstance(instance, str) and len(instance) <= SHOWN_CHARACTERS:

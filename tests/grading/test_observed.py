@@ -212,26 +212,26 @@ def test_equals_shows_forty_characters_of_the_difference() -> None:
 
 
 def test_the_target_sentence_names_each_variants_own_target() -> None:
+    from pytest_skill_eval.grading.checks import SkillRead
     from pytest_skill_eval.grading.kinds import describe_expected
-    from pytest_skill_eval.grading.shapes import Check
 
     g = group(baseline_target=0, candidate_target=1)
-    sentences = {v: describe_expected(Check("skill-read", "never", v, None), g) for v in ("baseline", "candidate")}
+    sentences = {v: describe_expected(SkillRead(expect="never", variant=v), g) for v in ("baseline", "candidate")}
     assert sentences == {"baseline": "the target skill skills/support is never read",
                          "candidate": "the target skill skills/target is never read"}
     # a target the loader would have refused still gets a sentence
     for target in (None, 2):
         odd = group(candidate_target=target)
-        assert describe_expected(Check("skill-read", "never", "candidate", None), odd) == "the target skill is never read"
+        assert describe_expected(SkillRead(expect="never", variant="candidate"), odd) == "the target skill is never read"
 
 
 def test_resource_sentences_name_each_variants_own_items() -> None:
+    from pytest_skill_eval.grading.checks import ResourceRead
     from pytest_skill_eval.grading.kinds import describe_expected
-    from pytest_skill_eval.grading.shapes import Check
 
     g = group()
     g = dataclasses.replace(g, baseline=dataclasses.replace(g.baseline, skills=("skills/old",), context=("ctx/old.md",)))
-    check = Check("resource-read", "read", "baseline", None, path=".", resource="context", index=0)
+    check = ResourceRead(expect="read", variant="baseline", path=".", resource="context", index=0)
     assert describe_expected(check, g) == "context item 0 (ctx/old.md) is read on any turn"
-    check = Check("resource-read", "not-read", "baseline", 2, path="x.md", resource="skill", index=0)
+    check = ResourceRead(expect="not-read", variant="baseline", turn=2, path="x.md", resource="skill", index=0)
     assert describe_expected(check, g) == "file x.md of skill 0 (skills/old) is not read on turn 2"

@@ -2,11 +2,17 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
+import jsonschema
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from pytest_skill_eval import jsonpointer, schemas
 from pytest_skill_eval.grading import check_expectation
+from pytest_skill_eval.grading.shapes import EXPECTS, KIND_FIELDS, KINDS
 
 from .builders import expectation, grade_one, group
 
@@ -232,3 +238,68 @@ def test_a_bad_variant_with_a_skill_resource_is_reported_not_raised() -> None:
            "path": "SKILL.md"}
     assert check_expectation(group([raw]), expectation(raw)) == [
         '/expectations/0/variant: expected one of "baseline", "candidate", found "both"']
+
+
+# --- expectation.schema.json: the shapes JSON Schema can state ----------------------------------
+
+def _schema_problems(raw: dict[str, Any], definition: str | None = None) -> list[str]:
+    return [f"{p.pointer}: {p.message}" for p in schemas.problems("expectation", raw, definition)]
+
+
+def test_the_expectation_schema_agrees_with_the_kind_tables() -> None:
+    schema = schemas.schema("expectation")
+    jsonschema.Draft202012Validator.check_schema(schema)
+    assert schema["$id"] == "urn:pytest-skill-eval:schema:expectation:1"
+    defs = schema["$defs"]
+    assert tuple(defs["common"]["properties"]["kind"]["enum"]) == KINDS
+    for kind in KINDS:
+        assert tuple(defs[kind]["properties"]["expect"]["enum"]) == EXPECTS[kind]
+        branches = [b for rule in defs[kind].get("allOf", ()) for b in (rule.get("then", {}), rule.get("else", {}))]
+        declared = set(defs[kind]["properties"]).union(*(b.get("properties", {}) for b in branches))
+        assert declared - {"expect"} == set(KIND_FIELDS[kind])
+
+
+@pytest.mark.parametrize("raw", VALID + [b[1] for b in BAD],
+                         ids=[f"valid-{i}" for i in range(len(VALID))] + [b[0] for b in BAD])
+def test_the_whole_schema_finds_what_grading_finds_with_common_and_the_kind(raw: dict[str, Any]) -> None:
+    raw = {"id": "e", "variant": "candidate", **raw}
+    parts = _schema_problems(raw, "common") + (_schema_problems(raw, raw["kind"]) if raw["kind"] in KINDS else [])
+    assert sorted(_schema_problems(raw)) == sorted(parts)
+
+
+def _relative(value: str) -> bool:
+    """The relative-path rule as it was written by hand before the schema stated it."""
+    if value == "" or value.startswith("/") or "\x00" in value:
+        return False
+    return all(segment not in ("", ".", "..") for segment in value.split("/"))
+
+
+@settings(max_examples=500, deadline=None)
+@given(st.text(alphabet="/.a\n\x00~-", max_size=7))
+def test_the_schema_patterns_are_the_hand_written_rules(text: str) -> None:
+    base = {"id": "e", "variant": "candidate"}
+    path = {**base, "kind": "path", "expect": "exists", "path": text}
+    assert (_schema_problems(path, "path") == []) == _relative(text)
+    context = {**base, "kind": "resource-read", "expect": "read", "resource": "context", "index": 0, "path": text}
+    assert (_schema_problems(context, "resource-read") == []) == (_relative(text) or text == ".")
+    pointer = {**base, "kind": "json", "expect": "field-present", "path": "a", "pointer": text}
+    assert (_schema_problems(pointer, "json") == []) == (jsonpointer.parse(text) is not None)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet="az09-\nA", max_size=6) | st.sampled_from(["a" * 64, "a" * 65, "a-" * 32 + "b"]))
+def test_the_comparison_pattern_is_the_id_rule(text: str) -> None:
+    raw = {"id": "e", "variant": "candidate", "kind": "path", "expect": "exists", "path": "a", "comparison": text}
+    valid = len(text) <= 64 and re.fullmatch(r"[a-z](?:[a-z0-9]|-(?=[a-z0-9]))*", text) is not None
+    assert (_schema_problems(raw, "common") == []) == valid
+
+
+def test_grade_errors_show_found_values_as_json_and_missing_fields_as_nothing() -> None:
+    # the schema's x-found annotation: definitions and scripts keep their own wording
+    raw = {"id": "e", "variant": "candidate", "kind": "tool-call", "expect": "called", "argumentContains": {"a": [1]}}
+    assert check_expectation(group([raw]), expectation(raw)) == [
+        "/expectations/0/tool: expected a tool name, found nothing",
+        '/expectations/0/argumentContains: expected an array of strings, found {"a":[1]}',
+    ]
+    assert [p.message for p in schemas.problems("script", {"schema": "skill-eval-script/1"})] == [
+        'expected a non-empty array of turns, found no "turns" field']
