@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
 
@@ -15,6 +17,7 @@ from pytest_skill_eval.errors import (
     SkillEvalError,
 )
 from pytest_skill_eval.evidence import layout, reader, records, store
+from pytest_skill_eval.grading.results import GradeError, GroupGrade
 from pytest_skill_eval.sources.isolation import (
     RevisionCheck,
     auth_secrets,
@@ -26,65 +29,92 @@ from pytest_skill_eval.sources.redaction import Redactor, unsafe_reason
 from pytest_skill_eval.sources.scratch import new_run_dir
 
 
+@dataclass(frozen=True, slots=True)
+class Shared:
+    """What both variants of a group start from: the fixture and bundle snapshots, the
+    description-only revision check, and the problem that makes both invalid, if any."""
+
+    fixture: Path
+    bundles: Path
+    error: str | None
+    revision: RevisionCheck | None
+
+
 def run_group(group: Group, position: int, cfg: EngineConfig, *, suite: Suite | None = None) -> GroupOutcome:
-    """Run the selected variants of *group*, persist everything, grade, persist the grade."""
+    """Run the selected variants of *group* in steps: the definition is persisted, the shared
+    snapshots taken, each variant run and persisted in order, then the group graded from
+    its persisted evidence and published. A cancelled variant stops queued work after the
+    group is published."""
     group_dir = cfg.result_dir / "groups" / layout.group_dir_name(position, group.id)
     redactor = group_redactor(group, cfg)
     definition = records.DefinitionRecord(str(group.path), group.raw)
     store.write_json(group_dir / "definition.json", redactor.json(definition.to_json())[0])
     scratch = new_run_dir()
-    outcomes: dict[str, VariantOutcome] = {}
     try:
-        shared_error: str | None = None
-        fixture = scratch / "fixture"
-        fixture.mkdir()
-        bundles = scratch / "bundles"
-        try:
-            if group.fixture is not None:
-                snapshot_fixture(cfg.root, group.fixture, fixture)
-        except (SkillEvalError, OSError) as exc:
-            shared_error = f"fixture {group.fixture!r}: {exc}"
-        try:
-            snapshot_bundles(cfg.root, group, bundles)
-        except (SkillEvalError, OSError) as exc:
-            shared_error = shared_error or str(exc)
-        revision = check_description_revision(group, scratch / "revision-check", cfg.root) if shared_error is None else None
-        if revision is not None and revision.state == "failed" and shared_error is None:
-            shared_error = revision.reason
-        cancelled = False
-        for name in VARIANTS:
-            run_dir = group_dir / name
-            if name not in cfg.selected:
-                outcomes[name] = _persist_state(run_dir, group, name, "not-selected", "excluded by variant selection")
-            elif cancelled:
-                outcomes[name] = _persist_state(run_dir, group, name, "cancelled", "cancelled before it started")
-            elif shared_error is not None:
-                outcomes[name] = _persist_state(run_dir, group, name, "invalid", shared_error)
-            else:
-                try:
-                    outcomes[name] = run_variant(group, group.variant(name), fixture, bundles, scratch / name, run_dir, cfg,
-                                                  redactor)
-                    # nothing of a finished variant may be reachable while its counterpart runs
-                    shutil.rmtree(scratch / name, ignore_errors=True)
-                except KeyboardInterrupt:
-                    # the run's observed evidence is already persisted; no queued subject starts
-                    cancelled = True
-                    if (run_dir / "run.json").exists():
-                        run = store.read_json(run_dir / "run.json")
-                        outcomes[name] = VariantOutcome(name, run["state"], run.get("reason"), run_dir)
-                    else:
-                        outcomes[name] = _persist_state(run_dir, group, name, "cancelled", "cancelled while preparing")
+        shared = prepare_shared(group, scratch, cfg)
+        outcomes, cancelled = run_variants(group, group_dir, scratch, shared, cfg, redactor)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    suite_ref = {"id": suite.id, "path": str(suite.path)} if suite is not None else None
-    outcome = _publish_group(group, position, group_dir, outcomes, shared_error, suite_ref, redactor, revision)
+    suite_ref = records.SuiteRef(suite.id, str(suite.path)) if suite is not None else None
+    outcome = _publish_group(group, position, group_dir, outcomes, shared.error, suite_ref, redactor, shared.revision)
     if cancelled:
         raise KeyboardInterrupt
     return outcome
 
 
+def prepare_shared(group: Group, scratch: Path, cfg: EngineConfig) -> Shared:
+    """Snapshot the fixture and the extension bundles once, and check a description group's revision."""
+    error: str | None = None
+    fixture = scratch / "fixture"
+    fixture.mkdir()
+    bundles = scratch / "bundles"
+    try:
+        if group.fixture is not None:
+            snapshot_fixture(cfg.root, group.fixture, fixture)
+    except (SkillEvalError, OSError) as exc:
+        error = f"fixture {group.fixture!r}: {exc}"
+    try:
+        snapshot_bundles(cfg.root, group, bundles)
+    except (SkillEvalError, OSError) as exc:
+        error = error or str(exc)
+    revision = check_description_revision(group, scratch / "revision-check", cfg.root) if error is None else None
+    if revision is not None and revision.state == "failed" and error is None:
+        error = revision.reason
+    return Shared(fixture, bundles, error, revision)
+
+
+def run_variants(group: Group, group_dir: Path, scratch: Path, shared: Shared, cfg: EngineConfig,
+                 redactor: Redactor) -> tuple[dict[str, VariantOutcome], bool]:
+    """Each variant in order, persisted before the next starts; and whether one was cancelled."""
+    outcomes: dict[str, VariantOutcome] = {}
+    cancelled = False
+    for name in VARIANTS:
+        run_dir = group_dir / name
+        if name not in cfg.selected:
+            outcomes[name] = _persist_state(run_dir, group, name, "not-selected", "excluded by variant selection")
+        elif cancelled:
+            outcomes[name] = _persist_state(run_dir, group, name, "cancelled", "cancelled before it started")
+        elif shared.error is not None:
+            outcomes[name] = _persist_state(run_dir, group, name, "invalid", shared.error)
+        else:
+            try:
+                outcomes[name] = run_variant(group, group.variant(name), shared.fixture, shared.bundles, scratch / name,
+                                             run_dir, cfg, redactor)
+                # nothing of a finished variant may be reachable while its counterpart runs
+                shutil.rmtree(scratch / name, ignore_errors=True)
+            except KeyboardInterrupt:
+                # the run's observed evidence is already persisted; no queued subject starts
+                cancelled = True
+                if (run_dir / "run.json").exists():
+                    run = reader.read_record(records.RunRecord, run_dir / "run.json")
+                    outcomes[name] = VariantOutcome(name, run.state, run.reason, run_dir)
+                else:
+                    outcomes[name] = _persist_state(run_dir, group, name, "cancelled", "cancelled while preparing")
+    return outcomes, cancelled
+
+
 def _publish_group(group: Group, position: int, group_dir: Path, outcomes: dict[str, VariantOutcome],
-                   shared_error: str | None, suite: dict[str, str] | None, redactor: Redactor,
+                   shared_error: str | None, suite: records.SuiteRef | None, redactor: Redactor,
                    revision: RevisionCheck | None = None) -> GroupOutcome:
     """Grade from persisted evidence, then write grade.json and group.json (in that order).
 
@@ -95,19 +125,19 @@ def _publish_group(group: Group, position: int, group_dir: Path, outcomes: dict[
     When a fallback cannot be written either, the error propagates: queued work stops.
     """
     grade = grade_persisted(group, group_dir)
-    grade_json: dict[str, Any] = redactor.json(grade.to_json())[0]
+    published = GroupGrade.from_json(redactor.json(grade.to_json())[0])
     grade_name = layout.GRADE_FILE
     problems: list[str] = []
 
     def publish_fallback_grade(problem: str) -> None:
-        nonlocal grade_json, grade_name
+        nonlocal published, grade_name
         problems.append(problem)
-        grade_json = fallback_grade(grade_json, problem)
-        store.write_json(group_dir / layout.GRADE_FALLBACK, grade_json)
+        published = fallback_grade(published, problem)
+        store.write_json(group_dir / layout.GRADE_FALLBACK, published.to_json())
         grade_name = layout.GRADE_FALLBACK
 
     try:
-        store.write_json(group_dir / layout.GRADE_FILE, grade_json)
+        store.write_json(group_dir / layout.GRADE_FILE, published.to_json())
     except _PUBLICATION_ERRORS as exc:
         publish_fallback_grade(f"grade.json could not be written: {exc}; the grade is in {layout.GRADE_FALLBACK}")
     state = group_state([o.state for o in outcomes.values()], fixture_failed=shared_error is not None)
@@ -117,10 +147,10 @@ def _publish_group(group: Group, position: int, group_dir: Path, outcomes: dict[
             id=group.id,
             position=position,
             path=str(group.path),
-            suite=records.SuiteRef(suite["id"], suite["path"]) if suite is not None else None,
+            suite=suite,
             type=group.type,
             state=cast(records.GroupState, state),
-            grade_state=grade_json["state"],
+            grade_state=published.state,
             variants={cast(VariantName, n): records.VariantState(cast(records.RunState, o.state), o.reason)
                       for n, o in outcomes.items()},
             review_questions=group.review_questions,
@@ -147,19 +177,18 @@ def _publish_group(group: Group, position: int, group_dir: Path, outcomes: dict[
 _PUBLICATION_ERRORS = (OSError, EvidenceError, TypeError, ValueError)
 
 
-def fallback_grade(grade: Mapping[str, Any], problem: str) -> dict[str, Any]:
+def fallback_grade(grade: GroupGrade, problem: str) -> GroupGrade:
     """*grade* as an explicit ``grade-error``: its results kept, *problem* added as a system error."""
-    errors = [*grade.get("errors", []), {"scope": "system", "owner": None, "variant": None, "message": problem}]
-    return {**grade, "state": "grade-error", "errors": errors}
+    return dataclasses.replace(grade, state="grade-error", errors=(*grade.errors, GradeError("system", None, None, problem)))
 
 
-def grade_persisted(group: Group, group_dir: Path) -> Any:
+def grade_persisted(group: Group, group_dir: Path) -> GroupGrade:
     """Grade from persisted evidence; a thrown failure becomes explicit grade-error evidence.
 
     The one grading entry point for a run and for ``skill-eval regrade``, so a regrade of
     untouched evidence reproduces ``grade.json`` byte for byte.
     """
-    from pytest_skill_eval.grading import GradeError, GroupGrade, grade_group
+    from pytest_skill_eval.grading import grade_group
 
     try:
         observations = {

@@ -18,7 +18,7 @@ import select
 import socket
 import sys
 import threading
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -26,6 +26,7 @@ from types import TracebackType
 from typing import Any
 
 from pytest_skill_eval.errors import ScriptError
+from pytest_skill_eval.scripted.chat_completions import SERVER_NAME, stream_chunks, text_chunk, whole_completion
 from pytest_skill_eval.scripted.format import Script, load_script
 from pytest_skill_eval.scripted.replies import STAND_IN_TAG, Reply, plan_reply
 
@@ -46,11 +47,8 @@ API_KEY = "scripted-stand-in"
 """A literal, non-secret key: pi only lists providers that have one."""
 
 DISPLAY_NAME = "Scripted stand-in (not a real model)"
-_SERVER_NAME = "skill-eval-scripted-stand-in"
 HANDLER_THREAD_NAME = "scripted-model-request"
 _MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-_TEXT_PIECE = 24  # characters per content delta: small enough that pi sees real streaming
-_ARGUMENT_PIECE = 32
 _STALL_POLL_SECONDS = 0.05
 _JOIN_SECONDS = 2.0
 
@@ -68,60 +66,6 @@ class RequestRecord:
     reply: Reply | None
     error: str | None
     body: Any
-
-
-def stream_chunks(reply: Reply, model: str, response_id: str) -> list[dict[str, Any]]:
-    """The ``chat.completion.chunk`` payloads of a message reply, usage chunk last.
-
-    Pure, for :class:`ScriptedModelServer` and its tests. Fault replies use the same
-    pieces and break them as their fault requires.
-    """
-
-    def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
-        return {**_envelope(model, response_id), "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
-
-    chunks = [chunk({"role": "assistant", "content": ""})]
-    chunks += [chunk({"content": piece}) for piece in _pieces(reply.text, _TEXT_PIECE)]
-    for index, call in enumerate(reply.tool_calls):
-        chunks.append(chunk({"tool_calls": [{
-            "index": index, "id": call.id, "type": "function",
-            "function": {"name": call.name, "arguments": ""},
-        }]}))
-        chunks += [
-            chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
-            for piece in _pieces(call.arguments, _ARGUMENT_PIECE)
-        ]
-    chunks.append(chunk({}, reply.finish_reason))
-    chunks.append(_usage_chunk(reply, model, response_id))
-    return chunks
-
-
-def _envelope(model: str, response_id: str) -> dict[str, Any]:
-    """The fields every ``chat.completion.chunk`` of one response shares."""
-    return {
-        "id": response_id,
-        "object": "chat.completion.chunk",
-        "created": 0,
-        "model": model,
-        "system_fingerprint": _SERVER_NAME,
-    }
-
-
-def _usage_chunk(reply: Reply, model: str, response_id: str) -> dict[str, Any]:
-    return {
-        **_envelope(model, response_id),
-        "choices": [],
-        "usage": {
-            "prompt_tokens": reply.usage.prompt_tokens,
-            "completion_tokens": reply.usage.completion_tokens,
-            "total_tokens": reply.usage.total_tokens,
-        },
-    }
-
-
-def _pieces(text: str, size: int) -> Iterator[str]:
-    for start in range(0, len(text), size):
-        yield text[start:start + size]
 
 
 class ScriptedModelServer:
@@ -332,7 +276,7 @@ class _HTTPServer(ThreadingHTTPServer):
 
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
-    server_version = _SERVER_NAME
+    server_version = SERVER_NAME
     sys_version = ""
     timeout = 600  # an idle keep-alive connection whose client vanished is closed eventually
     server: _HTTPServer
@@ -346,7 +290,7 @@ class _Handler(BaseHTTPRequestHandler):
         if self.path.rstrip("/") == "/v1/models":
             owner = self.server.owner
             models = [
-                {"id": name, "object": "model", "owned_by": _SERVER_NAME}
+                {"id": name, "object": "model", "owned_by": SERVER_NAME}
                 for name in owner._registered()
             ]
             self._send_json(200, {"object": "list", "data": models})
@@ -412,7 +356,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._abandon()
             elif reply.fault == "disconnect":
                 self._send_event(chunks[0])
-                self._send_event(_text_chunk(chunks[0], f"{STAND_IN_TAG} partial reply before a disconnect"))
+                self._send_event(text_chunk(chunks[0], f"{STAND_IN_TAG} partial reply before a disconnect"))
                 self._abandon()
             elif reply.fault == "malformed":
                 self._send_event(chunks[0])
@@ -422,7 +366,7 @@ class _Handler(BaseHTTPRequestHandler):
                 self._finish_stream()
             elif reply.fault == "no-finish-reason":
                 self._send_event(chunks[0])
-                self._send_event(_text_chunk(chunks[0], f"{STAND_IN_TAG} reply without a finish_reason"))
+                self._send_event(text_chunk(chunks[0], f"{STAND_IN_TAG} reply without a finish_reason"))
                 self._send_event(chunks[-1])
                 self._finish_stream()
             else:
@@ -443,30 +387,7 @@ class _Handler(BaseHTTPRequestHandler):
             truncated = b'{"id": "' + response_id.encode() + b'", "choices": ['
             self._send_bytes(200, truncated, "application/json")
             return
-        message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
-        if reply.tool_calls:
-            message["tool_calls"] = [
-                {
-                    "id": call.id,
-                    "type": "function",
-                    "function": {"name": call.name, "arguments": call.arguments},
-                }
-                for call in reply.tool_calls
-            ]
-        usage = _usage_chunk(reply, model, response_id)["usage"]
-        self._send_json(200, {
-            "id": response_id,
-            "object": "chat.completion",
-            "created": 0,
-            "model": model,
-            "system_fingerprint": _SERVER_NAME,
-            "choices": [{
-                "index": 0,
-                "message": message,
-                "finish_reason": None if reply.fault == "no-finish-reason" else reply.finish_reason,
-            }],
-            "usage": usage,
-        })
+        self._send_json(200, whole_completion(reply, model, response_id))
 
     def _reject(self, status: int, model: str | None, body: Any, message: str, code: str) -> None:
         self.server.owner._record(RequestRecord(model, status, None, message, body))
@@ -519,8 +440,3 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
-
-
-def _text_chunk(first: dict[str, Any], text: str) -> dict[str, Any]:
-    """A content delta shaped like the stream's *first* chunk (for the broken-stream faults)."""
-    return {**first, "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}

@@ -1,0 +1,103 @@
+"""The OpenAI chat-completions wire format of the stand-in's replies (pure).
+
+pi's ``openai-completions`` client reads ``chat.completion.chunk`` server-sent events; plain
+HTTP clients get one ``chat.completion`` object. The server (:mod:`.server`) decides when
+and how to send them, faults included.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from pytest_skill_eval.scripted.replies import Reply
+
+SERVER_NAME = "skill-eval-scripted-stand-in"
+TEXT_PIECE = 24  # characters per content delta: small enough that pi sees real streaming
+ARGUMENT_PIECE = 32
+
+
+def stream_chunks(reply: Reply, model: str, response_id: str) -> list[dict[str, Any]]:
+    """The ``chat.completion.chunk`` payloads of a message reply, usage chunk last.
+
+    Pure, for :class:`ScriptedModelServer` and its tests. Fault replies use the same
+    pieces and break them as their fault requires.
+    """
+
+    def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
+        return {**_envelope(model, response_id), "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
+
+    chunks = [chunk({"role": "assistant", "content": ""})]
+    chunks += [chunk({"content": piece}) for piece in _pieces(reply.text, TEXT_PIECE)]
+    for index, call in enumerate(reply.tool_calls):
+        chunks.append(chunk({"tool_calls": [{
+            "index": index, "id": call.id, "type": "function",
+            "function": {"name": call.name, "arguments": ""},
+        }]}))
+        chunks += [
+            chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+            for piece in _pieces(call.arguments, ARGUMENT_PIECE)
+        ]
+    chunks.append(chunk({}, reply.finish_reason))
+    chunks.append(_usage_chunk(reply, model, response_id))
+    return chunks
+
+
+def _envelope(model: str, response_id: str) -> dict[str, Any]:
+    """The fields every ``chat.completion.chunk`` of one response shares."""
+    return {
+        "id": response_id,
+        "object": "chat.completion.chunk",
+        "created": 0,
+        "model": model,
+        "system_fingerprint": SERVER_NAME,
+    }
+
+
+def _usage_chunk(reply: Reply, model: str, response_id: str) -> dict[str, Any]:
+    return {
+        **_envelope(model, response_id),
+        "choices": [],
+        "usage": {
+            "prompt_tokens": reply.usage.prompt_tokens,
+            "completion_tokens": reply.usage.completion_tokens,
+            "total_tokens": reply.usage.total_tokens,
+        },
+    }
+
+
+def _pieces(text: str, size: int) -> Iterator[str]:
+    for start in range(0, len(text), size):
+        yield text[start:start + size]
+
+
+def whole_completion(reply: Reply, model: str, response_id: str) -> dict[str, Any]:
+    """A non-streaming ``chat.completion`` of *reply* (the ``no-finish-reason`` fault leaves it out)."""
+    message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}
+    if reply.tool_calls:
+        message["tool_calls"] = [
+            {
+                "id": call.id,
+                "type": "function",
+                "function": {"name": call.name, "arguments": call.arguments},
+            }
+            for call in reply.tool_calls
+        ]
+    return {
+        "id": response_id,
+        "object": "chat.completion",
+        "created": 0,
+        "model": model,
+        "system_fingerprint": SERVER_NAME,
+        "choices": [{
+            "index": 0,
+            "message": message,
+            "finish_reason": None if reply.fault == "no-finish-reason" else reply.finish_reason,
+        }],
+        "usage": _usage_chunk(reply, model, response_id)["usage"],
+    }
+
+
+def text_chunk(first: dict[str, Any], text: str) -> dict[str, Any]:
+    """A content delta shaped like the stream's *first* chunk (for the broken-stream faults)."""
+    return {**first, "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}
