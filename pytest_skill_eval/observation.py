@@ -12,7 +12,6 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 RunState = Literal["complete", "invalid", "infrastructure-failed", "cancelled", "not-selected"]
-RUN_STATES: tuple[RunState, ...] = ("complete", "invalid", "infrastructure-failed", "cancelled", "not-selected")
 
 
 @dataclass(frozen=True, slots=True)

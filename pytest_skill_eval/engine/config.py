@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pytest_skill_eval.definitions.model import VARIANTS, Group, VariantName
+from pytest_skill_eval.grading.results import GroupGrade
 from pytest_skill_eval.host.driver import Safeguards
 from pytest_skill_eval.host.install import HostInstallation
 
@@ -53,4 +54,4 @@ class GroupOutcome:
     state: str
     group_dir: Path
     variants: Mapping[str, VariantOutcome]
-    grade: Any  # grading.GroupGrade
+    grade: GroupGrade

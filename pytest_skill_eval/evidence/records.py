@@ -24,10 +24,7 @@ from typing import Any, Literal, TypeVar
 from pytest_skill_eval import schemas
 from pytest_skill_eval.errors import EvidenceError, Problem
 from pytest_skill_eval.evidence.run_records import (
-    BATCH_STATES,
-    GROUP_STATES,
     JSON,
-    RUN_STATES,
     BatchState,
     ContextObservations,
     GroupState,
@@ -35,20 +32,18 @@ from pytest_skill_eval.evidence.run_records import (
     ModelRecord,
     RunPaths,
     RunRecord,
-    RunState,
     SourceRecord,
     TranscriptRecord,
     TranscriptTurn,
     Usage,
     VariantName,
 )
+from pytest_skill_eval.observation import RunState
 
 __all__ = [
-    "BATCH_STATES",
     "BatchState",
     "ContextObservations",
     "DefinitionRecord",
-    "GROUP_STATES",
     "GroupRecord",
     "GroupState",
     "HostRunRecord",
@@ -56,7 +51,6 @@ __all__ = [
     "JSON",
     "ModelRecord",
     "PlannedGroup",
-    "RUN_STATES",
     "Record",
     "ResultGroup",
     "ResultRecord",

@@ -5,17 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, get_args
+from typing import Any, Literal
 
-from pytest_skill_eval.observation import ContextRequest, ToolCall, Turn
+from pytest_skill_eval.observation import ContextRequest, RunState, ToolCall, Turn
 
-RunState = Literal["complete", "invalid", "infrastructure-failed", "cancelled", "not-selected"]
 GroupState = Literal["complete", "partially-complete", "invalid", "cancelled"]
 BatchState = Literal["complete", "partially-complete", "invalid", "cancelled"]
 VariantName = Literal["baseline", "candidate"]
-RUN_STATES: tuple[RunState, ...] = get_args(RunState)
-GROUP_STATES: tuple[GroupState, ...] = get_args(GroupState)
-BATCH_STATES: tuple[BatchState, ...] = get_args(BatchState)
 
 JSON = Any
 """A decoded JSON value carried as it was stored (definition echoes, pi's own reports)."""

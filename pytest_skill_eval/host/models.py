@@ -14,10 +14,13 @@ from __future__ import annotations
 import threading
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_skill_eval.definitions.model import Group
 from pytest_skill_eval.errors import ScriptError
+
+if TYPE_CHECKING:
+    from pytest_skill_eval.scripted.server import ScriptedModelServer
 
 SCRIPTED = "scripted"
 
@@ -28,7 +31,7 @@ class ModelRouter:
     def __init__(self, root: Path, script_dirs: Sequence[Path] = ()) -> None:
         self.root = root.resolve()
         self.script_dirs = tuple(script_dirs)
-        self._server: Any = None
+        self._server: ScriptedModelServer | None = None
         self._lock = threading.Lock()
 
     def model_of(self, group: Group) -> tuple[str | None, str | None]:
@@ -63,7 +66,7 @@ class ModelRouter:
             f"no script for model 'scripted/{name}': looked for " + ", ".join(str(p) for p in tried)
         )
 
-    def server(self) -> Any:
+    def server(self) -> ScriptedModelServer:
         with self._lock:
             if self._server is None:
                 from pytest_skill_eval.scripted.server import ScriptedModelServer

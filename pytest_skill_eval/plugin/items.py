@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -27,6 +27,9 @@ from pytest_skill_eval.plugin.session import (
 )
 from pytest_skill_eval.policy import STATUS_PROPERTY, Verdict
 
+if TYPE_CHECKING:
+    from pytest_skill_eval.engine.preflight import PreflightContext
+
 STRICT_REFUSED = "skill_eval.strict_refused"
 
 
@@ -35,7 +38,7 @@ def _refuse(item: pytest.Item, refusal: str) -> None:
     raise GroupNotGraded(refusal)
 
 
-def preflight_context(skill_session: SkillEvalSession) -> Any:
+def preflight_context(skill_session: SkillEvalSession) -> PreflightContext:
     """What this run's variants would get: environment, auth and models files, selection."""
 
     from pytest_skill_eval.engine.preflight import PreflightContext

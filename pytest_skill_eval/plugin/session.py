@@ -15,7 +15,7 @@ import signal
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 
 import pytest
 
@@ -40,6 +40,10 @@ from pytest_skill_eval.policy import (
     stand_in_notes,
     summary_table,
 )
+
+if TYPE_CHECKING:
+    from pytest_skill_eval.engine.config import EngineConfig
+    from pytest_skill_eval.host.install import HostInstallation
 
 #: user property set by an item whose evidence could not be written (crosses xdist in reports)
 PERSISTENCE_FAILED = "skill_eval.persistence_failed"
@@ -77,7 +81,7 @@ class SkillEvalSession:
         self._bases: dict[Path, int] = {}
         self._next_base = 0
         self._selected_position: int | None = None
-        self._engine_config: Any = None
+        self._engine_config: EngineConfig | None = None
         self._router: Any = None
         self.reported: dict[str, Reported] = {}
         self.persistence_failure: str | None = None
@@ -191,7 +195,7 @@ class SkillEvalSession:
         return (suite.groups[self._selected_position - 1],)
 
     # -- running ---------------------------------------------------------------
-    def engine_config(self) -> Any:
+    def engine_config(self) -> EngineConfig:
         """Built on first use, so collection and --collect-only never start anything."""
         if self._engine_config is None:
             from pytest_skill_eval.engine.config import EngineConfig
@@ -202,9 +206,9 @@ class SkillEvalSession:
             opt = self.config.getoption
             explicit = opt("skill_eval_host") or self.config.getini("skill_eval_host") or None
             no_install = bool(opt("skill_eval_no_install"))
-            hosts: list[Any] = []
+            hosts: list[HostInstallation] = []
 
-            def host() -> Any:
+            def host() -> HostInstallation:
                 if not hosts:
                     hosts.append(resolve_host(explicit, install_if_missing=not no_install, progress=self.progress.announce))
                 return hosts[0]
