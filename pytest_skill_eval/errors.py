@@ -10,6 +10,8 @@
     ├── LaunchRefused          a launch would hand pi an argument or variable it must not get
     ├── ScriptError            a scripted-model script is malformed
     ├── EvidenceError          evidence cannot be written or read back
+    ├── SkillFileError         a SKILL.md is missing or its frontmatter cannot be read
+    ├── InitRefused            ``skill-eval init`` will not write (no Git commit, files exist, ...)
     ├── GradeProblem           the evidence cannot answer one expectation (a ``grade-error``)
     │   └── MalformedJSON      a workspace file is not one strict JSON text
     └── GroupOutcome           how a pytest item reports a group that did not pass
@@ -124,6 +126,14 @@ class SelectionError(SkillEvalError):
 
 class InvalidVariant(SkillEvalError):
     """The variant cannot be run as declared (its state is ``invalid``)."""
+
+
+class SkillFileError(SkillEvalError):
+    """A skill's ``SKILL.md`` is missing, not UTF-8, or its frontmatter is malformed."""
+
+
+class InitRefused(SkillEvalError):
+    """``skill-eval init`` refuses to write; the message says why and what to do."""
 
 
 class GradeProblem(SkillEvalError):
