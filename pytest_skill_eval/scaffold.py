@@ -25,7 +25,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_skill_eval.errors import SkillFileError, json_text
+from pytest_skill_eval.errors import SkillFileError
+from pytest_skill_eval.schemas import describe as _shown
 
 __all__ = ["EVIDENCE_TREE", "Scaffold", "ScaffoldFile", "SkillMetadata", "build_scaffold", "read_skill"]
 
@@ -111,19 +112,16 @@ def _required(fields: dict[str, _Scalar], key: str, file: str, why: str) -> _Sca
     return found
 
 
-def _shown(text: str) -> str:
-    return json_text(text) if len(text) <= 80 else json_text(text[:60]) + f"… ({len(text)} characters)"
-
-
 def _frontmatter(text: str, file: str) -> dict[str, _Scalar]:
-    lines = text.removeprefix("\ufeff").replace("\r\n", "\n").split("\n")
+    # as pi reads it: newlines normalised, the block ends at the first line starting with "---"
+    lines = text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n").split("\n")
     if lines[0].rstrip() != "---":
         raise SkillFileError(
             f'{file}: line 1: expected "---" opening the YAML frontmatter (name and description), '
             f"found {_shown(lines[0])}"
         )
     try:
-        end = next(i for i in range(1, len(lines)) if lines[i].rstrip() in ("---", "..."))
+        end = next(i for i in range(1, len(lines)) if lines[i].startswith("---"))
     except StopIteration:
         raise SkillFileError(f'{file}: expected a "---" line closing the frontmatter opened on line 1, found none') from None
     entries: list[_Entry] = []

@@ -147,17 +147,18 @@ def _refuse_existing(root: Path, scaffold: Scaffold) -> None:
 
 def _write_all(root: Path, scaffold: Scaffold) -> None:
     written: list[Path] = []
-    try:
-        for item in scaffold.files:
-            target = root / item.path
+    for item in scaffold.files:
+        target = root / item.path
+        try:
             target.parent.mkdir(parents=True, exist_ok=True)
             _write_new(target, item.text)
-            written.append(target)
-    except FileExistsError as exc:
-        for path in written:
-            path.unlink()
-        raise InitRefused(f"init never overwrites, and {exc.filename} appeared while it was writing; "
-                          "nothing was left written") from None
+        except OSError as exc:
+            for path in written:
+                path.unlink()
+            why = (f"init never overwrites, and {item.path} appeared while it was writing"
+                   if isinstance(exc, FileExistsError) else f"init could not write {item.path}: {exc.strerror or exc}")
+            raise InitRefused(f"{why}; nothing was left written") from None
+        written.append(target)
 
 
 def _write_new(target: Path, text: str) -> None:

@@ -232,3 +232,25 @@ def test_the_readme_is_what_the_scaffold_wrote(repo: Path) -> None:
     assert "What to edit to use a real model" in readme
     group = json.loads((repo / ".skill-eval/brand-guidelines/groups/body.json").read_text())
     assert group["model"] == {"model": "scripted/brand-guidelines-body"}
+
+
+def test_a_file_appearing_while_init_writes_is_not_replaced_and_nothing_is_left(
+        repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import pytest_skill_eval.commands.init as init_module
+
+    real_link = init_module.os.link
+    calls: list[str] = []
+
+    def racing_link(src: str, dst: Path) -> None:
+        calls.append(str(dst))
+        if len(calls) == 3:  # someone else writes this file first
+            Path(dst).write_text("theirs\n")
+        real_link(src, dst)
+
+    monkeypatch.setattr(init_module.os, "link", racing_link)
+    before = tree(repo)
+    with pytest.raises(InitRefused, match=r"groups/body\.json appeared while it was writing; nothing was left written$"):
+        init_skill(Path("skills/brand-guidelines"), repo)
+    after = tree(repo)
+    assert after.pop(".skill-eval/brand-guidelines/groups/body.json") == b"theirs\n"
+    assert after == before  # the two files init had written are gone, no temporary file is left
