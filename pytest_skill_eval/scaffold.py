@@ -25,13 +25,12 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from pytest_skill_eval.definitions.rules import EVIDENCE_TREE
 from pytest_skill_eval.errors import SkillFileError
 from pytest_skill_eval.schemas import describe as _shown
 
-__all__ = ["EVIDENCE_TREE", "Scaffold", "ScaffoldFile", "SkillMetadata", "build_scaffold", "read_skill"]
+__all__ = ["Scaffold", "ScaffoldFile", "SkillMetadata", "build_scaffold", "read_skill"]
 
-#: Where init writes (one directory per skill) and where runs store results.
-EVIDENCE_TREE = ".skill-eval"
 #: The Agent Skills name rule (agentskills.io): 1 to 64 lowercase letters, digits and single hyphens.
 SKILL_NAME = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 NAME_RULE = "1 to 64 lowercase letters, digits and single hyphens, not starting or ending with a hyphen"

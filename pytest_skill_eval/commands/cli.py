@@ -114,7 +114,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "init":
             from pytest_skill_eval.commands.init import init_skill, render_report
 
-            print(render_report(init_skill(args.skill_dir, Path.cwd()), Path.cwd()), end="")
+            here = Path.cwd().resolve()
+            print(render_report(init_skill(args.skill_dir, here), here), end="")
             return 0
         if args.command == "host":
             return _host(args)

@@ -20,18 +20,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_skill_eval.definitions.rules import RUNS_TREE, _evidence_tree_problem
 from pytest_skill_eval.errors import InitRefused, SkillFileError
 from pytest_skill_eval.paths import check_relative
-from pytest_skill_eval.scaffold import EVIDENCE_TREE, Scaffold, SkillMetadata, build_scaffold, read_skill
+from pytest_skill_eval.scaffold import Scaffold, SkillMetadata, build_scaffold, read_skill
 
 if TYPE_CHECKING:
     import git
 
 __all__ = ["InitReport", "init_skill", "render_report"]
-
-#: The directory under ``.skill-eval/`` that holds stored results: no skill's suite may go there.
-RUNS = "runs"
-
 
 @dataclass(frozen=True, slots=True)
 class InitReport:
@@ -57,11 +54,11 @@ def init_skill(skill_dir: Path, cwd: Path) -> InitReport:
     root, repo = _work_tree(skill_dir.resolve(), given)
     rel = _skill_path(root, skill_dir.resolve(), given)
     skill = read_skill(text, shown, rel)
-    if skill.name.casefold() == RUNS:
-        raise InitRefused(f'{shown}: the skill name "{RUNS}" would put its suite in {EVIDENCE_TREE}/{RUNS}/, '
+    scaffold = build_scaffold(skill)
+    if scaffold.directory.casefold() == RUNS_TREE:
+        raise InitRefused(f'{shown}: the skill name "{skill.name}" would put its suite in {RUNS_TREE}/, '
                           "where results are stored; rename the skill")
     head = _head_holding(repo, root, skill)
-    scaffold = build_scaffold(skill)
     _refuse_existing(root, scaffold)
     notes = list(scaffold.notes)
     if repo.is_dirty(untracked_files=True, path=rel):
@@ -107,9 +104,7 @@ def _skill_path(root: Path, skill_dir: Path, given: Path) -> str:
             "root itself (the whole repository would be the skill). Move the skill into a subdirectory such as "
             "skills/<name>/, commit, and run skill-eval init on that"
         )
-    problem = check_relative(rel)
-    if problem is None and rel.split("/", 1)[0].casefold() == EVIDENCE_TREE:
-        problem = f'expected a skill outside "{EVIDENCE_TREE}/", where suites and results live, found "{rel}"'
+    problem = check_relative(rel) or _evidence_tree_problem(rel)
     if problem is not None:
         raise InitRefused(f"{given}: the skill's path in the work tree {root} cannot be declared: {problem}")
     return rel
@@ -175,10 +170,10 @@ def _write_new(target: Path, text: str) -> None:
 
 
 def render_report(report: InitReport, cwd: Path) -> str:
-    """What was written and the exact next command (pure)."""
+    """What was written and the exact next command (pure: *cwd* is the resolved current directory)."""
     scaffold, skill = report.scaffold, report.skill
     command = f"pytest --skill-eval {shlex.quote(scaffold.suite)}"
-    if cwd.resolve() != report.root:
+    if cwd != report.root:
         command = f"cd {shlex.quote(str(report.root))} && {command}"
     lines = [f'Wrote the evaluation of skill "{skill.name}" ({skill.path}) under {report.root}:']
     lines += [f"  {item.path}" for item in scaffold.files]

@@ -182,6 +182,21 @@ def test_a_skill_named_runs_is_refused(repo: Path) -> None:
     assert not (repo / ".skill-eval").exists()
 
 
+def test_a_skill_inside_skill_eval_is_refused(repo: Path) -> None:
+    skill = repo / ".skill-eval" / "vendored" / "demo"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: demo\ndescription: d\n---\nbody\n")
+    git(repo, "add", "-A")
+    git(repo, "commit", "-q", "-m", "x")
+    with pytest.raises(InitRefused) as caught:
+        init_skill(Path(".skill-eval/vendored/demo"), repo)
+    assert str(caught.value) == (
+        f".skill-eval/vendored/demo: the skill's path in the work tree {repo} cannot be declared: expected a path "
+        'outside the evidence tree, found ".skill-eval/vendored/demo" inside ".skill-eval/"'
+    )
+    assert not (repo / ".skill-eval" / "demo").exists()
+
+
 @pytest.mark.parametrize(
     ("make", "message"),
     [
