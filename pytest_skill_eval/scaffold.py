@@ -410,7 +410,7 @@ def _readme(skill: SkillMetadata, kinds: list[str]) -> str:
     ]
     if "description" in kinds:
         lines.append("| `groups/description.json` | does the **description** make the agent load the skill? Two "
-                     "natural turns, a `skill-read` comparison |")
+                     "natural turns, `skill-read` comparisons (unread on turn one, read by turn two) |")
     lines += [
         f"| `groups/body.json` | does the **body** make the agent do the work? The skill is delivered on turn "
         f"one; `path` and `json` comparisons on `{RESULT_FILE}` |",
