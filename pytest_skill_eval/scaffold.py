@@ -20,6 +20,7 @@ single- or double-quoted scalars or ``|``/``>`` block scalars. Whatever else is 
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 from dataclasses import dataclass
@@ -125,15 +126,12 @@ def _frontmatter(text: str, file: str) -> dict[str, _Scalar]:
         raise SkillFileError(f'{file}: expected a "---" line closing the frontmatter opened on line 1, found none') from None
     entries: list[_Entry] = []
     for number, line in enumerate(lines[1:end], start=2):
-        if not line.strip() or line.startswith("#"):
+        skipped = not line.strip() or line.startswith("#")
+        if skipped or line[0] in " \t" or line.startswith("-"):  # belongs to the field above
             if entries:
-                entries[-1] = _Entry(entries[-1].key, entries[-1].line, entries[-1].inline, (*entries[-1].rest, line))
-            continue
-        if line[0] in " \t" or line.startswith("-"):
-            if not entries:
+                entries[-1] = dataclasses.replace(entries[-1], rest=(*entries[-1].rest, line))
+            elif not skipped:
                 raise SkillFileError(f"{file}: line {number}: expected a 'key: value' line, found {_shown(line)}")
-            last = entries[-1]
-            entries[-1] = _Entry(last.key, last.line, last.inline, (*last.rest, line))
             continue
         match = _KEY_LINE.fullmatch(line)
         if match is None:
@@ -204,7 +202,7 @@ def _quoted(text: str, where: str) -> str:
         raise SkillFileError(f"{where}: expected a {_QUOTE_NAMES[quote]} string closed on its own, found {_shown(text)}")
     inner = text[1:closing]
     if quote == "'":
-        if re.search(r"(?<!')'(?!')", inner.replace("''", "")):
+        if "'" in inner.replace("''", ""):
             raise SkillFileError(f"{where}: expected '' for a quote inside a single-quoted string, found {_shown(text)}")
         return inner.replace("''", "'")
     try:
