@@ -11,6 +11,8 @@
     ├── ScriptError            a scripted-model script is malformed
     ├── EvidenceError          evidence cannot be written or read back
     │   └── MalformedGrade     a stored grade document is not what grading writes
+    ├── SkillFileError         a SKILL.md is missing or its frontmatter cannot be read
+    ├── InitRefused            ``skill-eval init`` will not write (no Git commit, files exist, ...)
     ├── GradeProblem           the evidence cannot answer one expectation (a ``grade-error``)
     │   └── MalformedJSON      a workspace file is not one strict JSON text
     └── GroupOutcome           how a pytest item reports a group that did not pass
@@ -134,6 +136,14 @@ class SelectionError(SkillEvalError):
 
 class InvalidVariant(SkillEvalError):
     """The variant cannot be run as declared (its state is ``invalid``)."""
+
+
+class SkillFileError(SkillEvalError):
+    """A skill's ``SKILL.md`` is missing, not UTF-8, or its frontmatter is malformed."""
+
+
+class InitRefused(SkillEvalError):
+    """``skill-eval init`` refuses to write; the message says why and what to do."""
 
 
 class GradeProblem(SkillEvalError):

@@ -1,4 +1,4 @@
-"""``skill-eval``: run, list, view, regrade, check, and manage the pi host.
+"""``skill-eval``: run, list, view, regrade, check, init, and manage the pi host.
 
 ``run`` drives the same machinery as the pytest plugin (it runs pytest in-process) and
 keeps the seed's exit-code contract: failed checks exit 0; invalid, infrastructure
@@ -52,6 +52,14 @@ def _parser() -> argparse.ArgumentParser:
     check.add_argument("--skill-eval-models", metavar="FILE", dest="models",
                        help="The pi models.json a run would merge: custom providers and their apiKey")
 
+    init = sub.add_parser(
+        "init", help="Write a working starting point for evaluating one skill under .skill-eval/<name>/",
+        epilog="The skill must be committed in a Git repository: its work tree is the definition root and the "
+               "skill at HEAD is the baseline. Nothing is ever overwritten. "
+               "Exit status: 0 written, 2 refused (nothing written).",
+    )
+    init.add_argument("skill_dir", metavar="skill-dir", type=Path, help="The skill directory (the one holding SKILL.md)")
+
     host = sub.add_parser("host", help="Manage the pi host")
     host_sub = host.add_subparsers(dest="host_command", required=True)
     install = host_sub.add_parser("install", help="Install the pinned pi host into the cache")
@@ -103,6 +111,12 @@ def main(argv: Sequence[str] | None = None) -> int:
                                     user_models=Path(args.models).resolve() if args.models else None)
             print(report, end="")
             return 0 if ok else 1
+        if args.command == "init":
+            from pytest_skill_eval.commands.init import init_skill, render_report
+
+            here = Path.cwd().resolve()
+            print(render_report(init_skill(args.skill_dir, here), here), end="")
+            return 0
         if args.command == "host":
             return _host(args)
     except SkillEvalError as exc:

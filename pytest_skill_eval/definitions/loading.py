@@ -26,8 +26,8 @@ from pytest_skill_eval.definitions.model import (
     VariantName,
 )
 from pytest_skill_eval.definitions.rules import (
-    _evidence_tree_problem,
     _group_containment_problems,
+    _runs_tree_problem,
     check_group_document,
     check_suite_document,
     json_int,
@@ -142,7 +142,7 @@ def _suite_from_document(path: Path, doc: dict[str, Any], root: Path) -> Suite:
     groups = doc.get("groups")
     refs: list[GroupRef] = []
     for index, ref in enumerate(groups if isinstance(groups, list) else []):
-        if not isinstance(ref, str) or ref == "" or check_relative(ref, base) or _evidence_tree_problem(ref, base):
+        if not isinstance(ref, str) or ref == "" or check_relative(ref, base) or _runs_tree_problem(ref, base):
             continue  # already reported
         group_path = root / posixpath.normpath(posixpath.join(base, ref))
         refs.append(GroupRef(position=index + 1, ref=ref, path=group_path))

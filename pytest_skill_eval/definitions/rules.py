@@ -116,7 +116,7 @@ def check_suite_document(doc: dict[str, Any], base: str = "") -> list[Problem]:
         for index, ref in enumerate(groups):
             if not isinstance(ref, str) or ref == "":
                 continue
-            problem = check_relative(ref, base) or _evidence_tree_problem(ref, base)
+            problem = check_relative(ref, base) or _runs_tree_problem(ref, base)
             if problem is not None:
                 problems.append(Problem(f"/groups/{index}", problem))
                 continue
@@ -176,6 +176,24 @@ def _evidence_tree_problem(text: str, base: str = "") -> str | None:
     # casefold: on case-insensitive file systems ".Skill-Eval" is the same directory.
     if normal.split("/", 1)[0].casefold() == EVIDENCE_TREE:
         return f'expected a path outside the evidence tree, found {_quote(text)} inside "{EVIDENCE_TREE}/"'
+    return None
+
+
+#: Stored results; a suite may list group files anywhere else, ``.skill-eval/<name>/`` included.
+RUNS_TREE = f"{EVIDENCE_TREE}/runs"
+
+
+def _runs_tree_problem(text: str, base: str = "") -> str | None:
+    """Why lexically valid suite entry *text* (from *base*) names stored results, or None.
+
+    Group files are the evaluator's own input, never the subject's, so they may live
+    beside their suite in ``.skill-eval/<name>/`` (where ``skill-eval init`` writes
+    them); only ``.skill-eval/runs/`` is refused, where a stored ``definition.json``
+    must not pass for a definition.
+    """
+    parts = posixpath.normpath(posixpath.join(base, text)).split("/")
+    if [part.casefold() for part in parts[:2]] == RUNS_TREE.split("/"):
+        return f'expected a path outside the evidence tree, found {_quote(text)} inside "{RUNS_TREE}/"'
     return None
 
 

@@ -134,6 +134,18 @@ def test_suite_references_resolve_from_the_suite_directory(tmp_path: Path) -> No
     assert suite.groups[0].path == tmp_path / "shared" / "g.json"
 
 
+def test_a_suite_in_skill_eval_may_list_groups_beside_it(tmp_path: Path) -> None:
+    # where `skill-eval init` writes a suite: its groups live in .skill-eval/<name>/ too
+    write_json(tmp_path / ".skill-eval" / "my-skill" / "groups" / "g.json", spec_doc("body"))
+    suite_path = write_json(
+        tmp_path / ".skill-eval" / "my-skill" / "suite.json",
+        {"schema_version": 1, "kind": "suite", "id": "nested", "groups": ["groups/g.json"]},
+    )
+    suite, groups = load_suite_groups(load_suite(suite_path, tmp_path), tmp_path)
+    assert suite.groups[0].path == tmp_path / ".skill-eval" / "my-skill" / "groups" / "g.json"
+    assert [g.id for g in groups] == ["retained-artifact-behavior"]
+
+
 def test_relative_root_and_paths_work_from_the_current_directory(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(root)
     group = load_group(Path("spec-body.json"), Path("."))
