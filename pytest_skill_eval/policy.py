@@ -23,7 +23,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal, get_args
+from typing import Literal, Protocol, get_args
 
 from pytest_skill_eval.evidence.records import GroupRecord, InvalidGroupRecord, RunRecord, TranscriptRecord
 from pytest_skill_eval.grading.results import ComparisonResult, ExpectationResult, GradeError, GroupGrade
@@ -56,6 +56,25 @@ class VariantState:
     state: str
     reason: str | None
     run_dir: str
+
+
+class Judgement(Protocol):
+    """What the pytest layer needs of a judged group: a :class:`Verdict` (one run per
+    variant) or a :class:`~pytest_skill_eval.trial_policy.TrialVerdict` (several trials)."""
+
+    @property
+    def position(self) -> int: ...
+    @property
+    def error(self) -> bool: ...
+    @property
+    def failing(self) -> tuple[object, ...]: ...
+    def failure_text(self) -> str: ...
+    def error_text(self) -> str: ...
+    def properties(self) -> list[tuple[str, str]]: ...
+    def detail_lines(self, indent: str = "  ", *, reasons: bool = True) -> list[str]: ...
+    def entries(self) -> tuple[Entry, ...]: ...
+    def summary_row(self) -> tuple[str, str, str, str]: ...
+    def transitions(self) -> list[str]: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +166,15 @@ class Verdict:
 
     def variant(self, name: str) -> VariantState | None:
         return next((v for v in self.variants if v.name == name), None)
+
+    def summary_row(self) -> tuple[str, str, str, str]:
+        """Position, baseline state, candidate state and comparisons, for the summary table."""
+        states = {v.name: v.state for v in self.variants}
+        comparisons = ", ".join(f"{c.id}: {c.transition}" for c in self.comparisons) or "-"
+        return str(self.position), states.get("baseline", "-"), states.get("candidate", "-"), comparisons
+
+    def transitions(self) -> list[str]:
+        return [c.transition for c in self.comparisons]
 
     # -- reports ---------------------------------------------------------------
     def properties(self) -> list[tuple[str, str]]:
@@ -383,7 +411,7 @@ def judge(group: GroupRecord | InvalidGroupRecord, grade: GroupGrade, *, group_d
     )
 
 
-def summary_table(rows: Sequence[tuple[str, str, Verdict | None]]) -> list[str]:
+def summary_table(rows: Sequence[tuple[str, str, Judgement | None]]) -> list[str]:
     """The terminal summary: one row per group (node id, pytest outcome, verdict)."""
     header = ("#", "group", "outcome", "baseline", "candidate", "comparisons")
     body: list[tuple[str, ...]] = []
@@ -391,16 +419,14 @@ def summary_table(rows: Sequence[tuple[str, str, Verdict | None]]) -> list[str]:
         if verdict is None:
             body.append(("", nodeid, outcome, "-", "-", "-"))
             continue
-        states = {v.name: v.state for v in verdict.variants}
-        comparisons = ", ".join(f"{c.id}: {c.transition}" for c in verdict.comparisons) or "-"
-        body.append((str(verdict.position), nodeid, outcome, states.get("baseline", "-"),
-                     states.get("candidate", "-"), comparisons))
+        position, baseline, candidate, comparisons = verdict.summary_row()
+        body.append((position, nodeid, outcome, baseline, candidate, comparisons))
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header) - 1)]
     lines = []
     for row in [header, *body]:
         cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
         lines.append("  ".join([*cells, row[-1]]).rstrip())
-    transitions = count_words(c.transition for _n, _o, v in rows if v for c in v.comparisons)
+    transitions = count_words(t for _n, _o, v in rows if v for t in v.transitions())
     if transitions:
         lines.append(f"transitions: {transitions}")
     return lines

@@ -6,10 +6,11 @@ from pathlib import Path
 from typing import Literal, cast
 
 from pytest_skill_eval.evidence import layout, store
-from pytest_skill_eval.evidence.reader import read_grade, read_group, read_record
+from pytest_skill_eval.evidence.reader import read_aggregate, read_grade, read_group, read_record
 from pytest_skill_eval.evidence.records import (
     BatchState,
     DefinitionRecord,
+    GroupRecord,
     ResultGroup,
     ResultRecord,
     RunRecord,
@@ -21,7 +22,8 @@ from pytest_skill_eval.evidence.records import (
 _VARIANTS: tuple[VariantName, VariantName] = ("baseline", "candidate")
 
 
-def write_batch_summary(result_dir: Path, result_id: str, *, interrupted: bool, stopped: str | None = None) -> ResultRecord:
+def write_batch_summary(result_dir: Path, result_id: str, *, interrupted: bool, stopped: str | None = None,
+                        trials: int = 1, seed: str | None = None) -> ResultRecord:
     """Write ``result.json`` (last): one entry per selected group, whether or not it ran.
 
     The selection comes from ``selection.json``; a selected group with no directory never
@@ -50,7 +52,8 @@ def write_batch_summary(result_dir: Path, result_id: str, *, interrupted: bool, 
         ))
     groups.extend(_persisted_entry(gdir, interrupted) for gdir in on_disk.values())
     groups.sort(key=lambda g: g.position)
-    summary = ResultRecord(result_id, _batch_state([g.state for g in groups], interrupted), tuple(groups))
+    summary = ResultRecord(result_id, _batch_state([g.state for g in groups], interrupted), tuple(groups),
+                           trials if trials > 1 else None, seed)
     store.write_json(result_dir / "result.json", summary.to_json())
     return summary
 
@@ -84,10 +87,12 @@ def _persisted_entry(gdir: Path, interrupted: bool) -> ResultGroup:
     group = read_group(record_file)
     comparisons: dict[str, str] = {}
     grade_path = layout.grade_file(gdir, group)
+    trial_count = group.trials if isinstance(group, GroupRecord) else None
     if group.grade_state is not None and grade_path.is_file():
-        comparisons = {c.id: c.transition for c in read_grade(grade_path).comparisons}
+        grade = read_aggregate(grade_path) if trial_count is not None else read_grade(grade_path)
+        comparisons = {c.id: c.transition for c in grade.comparisons}
     return ResultGroup(
         dir=gdir.name, id=group.id, position=group.position, state=group.state, reason=None,
         grade_state=group.grade_state, variants={n: v.state for n, v in group.variants.items()},
-        comparisons=comparisons,
+        comparisons=comparisons, trials=trial_count,
     )

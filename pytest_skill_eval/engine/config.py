@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Protocol
 
 from pytest_skill_eval.definitions.model import VARIANTS, Group, VariantName
+from pytest_skill_eval.grading.aggregate import TrialGrade
 from pytest_skill_eval.grading.results import GroupGrade
 from pytest_skill_eval.host.driver import Safeguards
 from pytest_skill_eval.host.install import HostInstallation
@@ -37,6 +38,8 @@ class EngineConfig:
     #: where the ``piflow`` host lives (a pi-compatible CLI); default: ``piflow`` on PATH
     piflow: str | None = None
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
+    #: trials per selected variant (1: the layout and evidence of a single run)
+    trials: int = 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,4 +57,4 @@ class GroupOutcome:
     state: str
     group_dir: Path
     variants: Mapping[str, VariantOutcome]
-    grade: GroupGrade
+    grade: GroupGrade | TrialGrade

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, cast
@@ -17,6 +17,7 @@ from pytest_skill_eval.errors import (
     SkillEvalError,
 )
 from pytest_skill_eval.evidence import layout, reader, records, store
+from pytest_skill_eval.grading.aggregate import Trial, aggregate
 from pytest_skill_eval.grading.results import GradeError, GroupGrade
 from pytest_skill_eval.sources.isolation import (
     RevisionCheck,
@@ -49,13 +50,15 @@ def run_group(group: Group, position: int, cfg: EngineConfig, *, suite: Suite | 
     redactor = group_redactor(group, cfg)
     definition = records.DefinitionRecord(str(group.path), group.raw)
     store.write_json(group_dir / "definition.json", redactor.json(definition.to_json())[0])
+    suite_ref = records.SuiteRef(suite.id, str(suite.path)) if suite is not None else None
+    if cfg.trials > 1:
+        return run_trials(group, position, group_dir, cfg, suite_ref, redactor)
     scratch = new_run_dir()
     try:
         shared = prepare_shared(group, scratch, cfg)
         outcomes, cancelled = run_variants(group, group_dir, scratch, shared, cfg, redactor)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    suite_ref = records.SuiteRef(suite.id, str(suite.path)) if suite is not None else None
     outcome = _publish_group(group, position, group_dir, outcomes, shared.error, suite_ref, redactor, shared.revision)
     if cancelled:
         raise KeyboardInterrupt
@@ -84,11 +87,12 @@ def prepare_shared(group: Group, scratch: Path, cfg: EngineConfig) -> Shared:
 
 
 def run_variants(group: Group, group_dir: Path, scratch: Path, shared: Shared, cfg: EngineConfig,
-                 redactor: Redactor) -> tuple[dict[str, VariantOutcome], bool]:
-    """Each variant in order, persisted before the next starts; and whether one was cancelled."""
+                 redactor: Redactor, *, order: Sequence[VariantName] = VARIANTS,
+                 trial: int = 1) -> tuple[dict[str, VariantOutcome], bool]:
+    """Each variant in *order*, persisted before the next starts; and whether one was cancelled."""
     outcomes: dict[str, VariantOutcome] = {}
     cancelled = False
-    for name in VARIANTS:
+    for name in order:
         run_dir = group_dir / name
         if name not in cfg.selected:
             outcomes[name] = _persist_state(run_dir, group, name, "not-selected", "excluded by variant selection")
@@ -99,7 +103,7 @@ def run_variants(group: Group, group_dir: Path, scratch: Path, shared: Shared, c
         else:
             try:
                 outcomes[name] = run_variant(group, group.variant(name), shared.fixture, shared.bundles, scratch / name,
-                                             run_dir, cfg, redactor)
+                                             run_dir, cfg, redactor, trial)
                 # nothing of a finished variant may be reachable while its counterpart runs
                 shutil.rmtree(scratch / name, ignore_errors=True)
             except KeyboardInterrupt:
@@ -110,7 +114,80 @@ def run_variants(group: Group, group_dir: Path, scratch: Path, shared: Shared, c
                     outcomes[name] = VariantOutcome(name, run.state, run.reason, run_dir)
                 else:
                     outcomes[name] = _persist_state(run_dir, group, name, "cancelled", "cancelled while preparing")
-    return outcomes, cancelled
+    return {name: outcomes[name] for name in VARIANTS}, cancelled
+
+
+def run_trials(group: Group, position: int, group_dir: Path, cfg: EngineConfig, suite: records.SuiteRef | None,
+               redactor: Redactor) -> GroupOutcome:
+    """Run the group *cfg.trials* times, each trial from scratch (own workspaces, agent dirs,
+    pi processes) into ``trials/NNN/``, graded on its own; then ``aggregate.json`` and
+    ``group.json``.
+
+    The arms are planned up front: trial k runs baseline then candidate when k is odd,
+    candidate then baseline when it is even, so an order effect cancels out; within a trial
+    the first run is persisted before its counterpart starts. A cancelled run stops every
+    queued trial; the aggregate counts what ran and records how many were planned.
+    """
+    arms = [(number, VARIANTS if number % 2 else VARIANTS[::-1]) for number in range(1, cfg.trials + 1)]
+    scratch = new_run_dir()
+    trials: list[Trial] = []
+    per_trial: list[dict[str, VariantOutcome]] = []
+    cancelled = False
+    try:
+        shared = prepare_shared(group, scratch, cfg)
+        for number, order in arms:
+            trial_dir = layout.trial_dir(group_dir, number)
+            outcomes, cancelled = run_variants(group, trial_dir, scratch / f"trial-{number}", shared, cfg, redactor,
+                                               order=order, trial=number)
+            grade = GroupGrade.from_json(redactor.json(grade_persisted(group, trial_dir).to_json())[0])
+            store.write_json(trial_dir / layout.GRADE_FILE, grade.to_json())
+            trials.append(Trial(number, grade, {name: o.state for name, o in outcomes.items()}))
+            per_trial.append(outcomes)
+            shutil.rmtree(scratch / f"trial-{number}", ignore_errors=True)
+            if cancelled:
+                break
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
+    combined = aggregate(group.id, cfg.trials, trials)
+    store.write_json(group_dir / layout.AGGREGATE_FILE, redactor.json(combined.to_json())[0])
+    variants: dict[str, VariantOutcome] = {name: _across_trials(name, [t[name] for t in per_trial], group_dir)
+                                           for name in VARIANTS}
+    state = group_state([v.state for v in variants.values()], fixture_failed=shared.error is not None)
+    record = records.GroupRecord(
+        id=group.id, position=position, path=str(group.path), suite=suite, type=group.type,
+        state=cast(records.GroupState, state), grade_state=combined.state,
+        variants={v.variant: records.VariantState(cast(records.RunState, v.state), v.reason) for v in variants.values()},
+        review_questions=group.review_questions, grade_file=layout.AGGREGATE_FILE,
+        revision_check=(records.RevisionState(shared.revision.state, shared.revision.reason)
+                        if shared.revision is not None else None),
+        trials=records.TrialCount(cfg.trials, len(trials)),
+    )
+    store.write_json(group_dir / layout.GROUP_FILE, redactor.json(record.to_json())[0])
+    if cancelled:
+        raise KeyboardInterrupt
+    return GroupOutcome(group, position, state, group_dir, variants, combined)
+
+
+def _across_trials(name: str, outcomes: Sequence[VariantOutcome], group_dir: Path) -> VariantOutcome:
+    """One variant's state over its trials: ``complete`` when at least one trial completed
+    (the others are counted, and said in the reason), else the state its trials ended in."""
+    states = [o.state for o in outcomes]
+    counts = ", ".join(f"{states.count(s)} {s}" for s in dict.fromkeys(states))
+    trials = len(states)
+    if "cancelled" in states:
+        return VariantOutcome(cast(VariantName, name), "cancelled", f"cancelled in trial {states.index('cancelled') + 1} "
+                              f"of {trials} run ({counts})", group_dir)
+    complete = states.count("complete")
+    if complete == trials:
+        return VariantOutcome(cast(VariantName, name), "complete", None, group_dir)
+    if complete:
+        return VariantOutcome(cast(VariantName, name), "complete", f"{trials - complete} of {trials} trials did not "
+                              f"complete ({counts}); they count as unavailable, not as failures", group_dir)
+    first = outcomes[0]
+    if all(s == first.state for s in states):
+        return VariantOutcome(cast(VariantName, name), first.state, first.reason, group_dir)
+    return VariantOutcome(cast(VariantName, name), first.state, f"no trial completed ({counts}); trial 1: {first.reason}",
+                          group_dir)
 
 
 def _publish_group(group: Group, position: int, group_dir: Path, outcomes: dict[str, VariantOutcome],

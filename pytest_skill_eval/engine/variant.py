@@ -53,6 +53,8 @@ from pytest_skill_eval.host.protocol import (
     registered_skills,
     usage_totals,
 )
+from pytest_skill_eval.scripted.server import ARM_HEADER
+from pytest_skill_eval.scripted.server import PROVIDER as SCRIPTED
 from pytest_skill_eval.sources.isolation import (
     context_files,
     inherited_values,
@@ -158,7 +160,7 @@ class Driven:
 
 
 def run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, base: Path, run_dir: Path,
-                cfg: EngineConfig, redactor: Redactor) -> VariantOutcome:
+                cfg: EngineConfig, redactor: Redactor, trial: int = 1) -> VariantOutcome:
     """Run one variant through its steps; its evidence is on disk when this returns or raises."""
     name = variant.name
     cfg.progress(f"{group.id} [{name}] preparing")
@@ -170,7 +172,7 @@ def run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, ba
     prepared = prepare(group, variant, base, cfg, start)
     if isinstance(prepared, RunRecord):
         return evidence.finish(prepared)
-    planned = plan_launch(group, variant, prepared, bundles, base, cfg)
+    planned = plan_launch(group, variant, prepared, bundles, base, cfg, trial)
     if isinstance(planned, RunRecord):
         return evidence.finish(planned)
     driven = drive(group, name, planned, cfg, evidence)
@@ -199,7 +201,7 @@ def prepare(group: Group, variant: Variant, base: Path, cfg: EngineConfig, start
 
 
 def plan_launch(group: Group, variant: Variant, prepared: Prepared, bundles: Path, base: Path,
-                cfg: EngineConfig) -> Planned | RunRecord:
+                cfg: EngineConfig, trial: int = 1) -> Planned | RunRecord:
     """Write the private agent dir and the configured extensions; build the launch plan."""
     workspace, agent_dir, home = prepared.workspace, base / "agent", base / "home"
     skills, contexts = prepared.skills, prepared.contexts
@@ -217,7 +219,8 @@ def plan_launch(group: Group, variant: Variant, prepared: Prepared, bundles: Pat
     private = [os.path.realpath(p) for p in (host_ext, agent_dir, home, observer_out)]
     guard_config = {**allowed_roots_config(workspace, skills + contexts), "deny": private,
                     "context": prepared.contexts_text}
-    write_agent_config(agent_dir, home, prepared.providers, user_models=cfg.user_models, auth_file=cfg.auth_file)
+    write_agent_config(agent_dir, home, _with_arm(prepared.providers, f"{group.id}/{variant.name}/{trial}"),
+                       user_models=cfg.user_models, auth_file=cfg.auth_file)
     session_dir = base / "session" if group.runtime.session else None
     try:
         gate = write_tool_gate(host_ext, group.tools)
@@ -247,6 +250,13 @@ def plan_launch(group: Group, variant: Variant, prepared: Prepared, bundles: Pat
         return replace(prepared.record, reason=f"launch refused: {exc}")
     return Planned(prepared, plan, target_file, resources, before, gate.parent, observer_out if observe else None,
                    session_dir)
+
+
+def _with_arm(providers: dict[str, Any], arm: str) -> dict[str, Any]:
+    """The scripted provider's entry with the arm header its weighted alternatives are keyed on."""
+    if SCRIPTED not in providers:
+        return providers
+    return {**providers, SCRIPTED: {**providers[SCRIPTED], "headers": {ARM_HEADER: arm}}}
 
 
 def drive(group: Group, name: VariantName, planned: Planned, cfg: EngineConfig,

@@ -18,6 +18,8 @@ GRADE_FILE = "grade.json"
 GRADE_FALLBACK = "grade-fallback.json"
 GROUP_FILE = "group.json"
 GROUP_FALLBACK = "group-fallback.json"
+AGGREGATE_FILE = "aggregate.json"
+TRIALS_DIR = "trials"
 _GROUP_DIR = re.compile(r"(\d{3,})-(.+)")
 
 # tempfile's names: a prefix we choose, then 8 random characters from [a-z0-9_]
@@ -63,6 +65,8 @@ def group_record_file(group_dir: Path) -> Path | None:
 def grade_file(group_dir: Path, record: GroupRecord | InvalidGroupRecord) -> Path:
     """The grade a group record points at (``grade.json`` unless a fallback was published)."""
     name = record.grade_file if isinstance(record, GroupRecord) else GRADE_FILE
+    if isinstance(record, GroupRecord) and record.trials is not None:
+        name = AGGREGATE_FILE
     return group_dir / Path(name).name
 
 
@@ -98,6 +102,20 @@ def sweep_staging(result_dir: Path) -> list[Path]:
 def group_dir_name(position: int, group_id: str) -> str:
     """``NNN-<id>``: a group's directory under ``groups/`` (the position keeps suite order)."""
     return f"{position:03d}-{group_id}"
+
+
+def trial_dir(group_dir: Path, number: int) -> Path:
+    """``trials/NNN``: the directory of trial *number* of a group run with several trials."""
+    return group_dir / TRIALS_DIR / f"{number:03d}"
+
+
+def trial_dirs(group_dir: Path) -> list[Path]:
+    """The trial directories of a group, in trial order (none for a single run)."""
+    root = group_dir / TRIALS_DIR
+    if not root.is_dir():
+        return []
+    return sorted((p for p in root.iterdir() if p.is_dir() and p.name.isascii() and p.name.isdigit()),
+                  key=lambda p: int(p.name))
 
 
 def group_dir_id(dir_name: str) -> str:

@@ -11,6 +11,7 @@ from pytest_skill_eval import schemas
 from pytest_skill_eval.errors import EvidenceError, MalformedGrade, Problem
 from pytest_skill_eval.evidence import records
 from pytest_skill_eval.evidence.store import read_files, read_json
+from pytest_skill_eval.grading.aggregate import TrialGrade
 from pytest_skill_eval.grading.results import GroupGrade
 from pytest_skill_eval.observation import RunObservation
 
@@ -41,6 +42,18 @@ def parse_grade(data: Any, source: Path | str) -> GroupGrade:
         return GroupGrade.from_json(data)
     except MalformedGrade as exc:  # pragma: no cover - the schema refuses what from_json would
         raise MalformedGrade(f"{source}: {exc}") from exc
+
+
+def parse_aggregate(data: Any, source: Path | str) -> TrialGrade:
+    """A stored ``aggregate.json`` as its :class:`TrialGrade`, checked by ``evidence-aggregate``."""
+    found = sorted(schemas.problems("evidence-aggregate", data), key=Problem.sort_key)
+    if found:
+        raise EvidenceError("\n".join(p.render(str(source)) for p in found))
+    return TrialGrade.from_json(data)
+
+
+def read_aggregate(path: Path) -> TrialGrade:
+    return parse_aggregate(read_json(path), path)
 
 
 def run_record(data: Any, source: Path | str) -> records.RunRecord:

@@ -61,6 +61,7 @@ __all__ = [
     "SelectionRecord",
     "SourceRecord",
     "SuiteRef",
+    "TrialCount",
     "TranscriptRecord",
     "TranscriptTurn",
     "Usage",
@@ -114,6 +115,17 @@ def _variants(d: Mapping[str, Any]) -> dict[VariantName, VariantState]:
 
 
 @dataclass(frozen=True, slots=True)
+class TrialCount:
+    """How many trials a group was planned with and how many ran (a group run with trials)."""
+
+    planned: int
+    ran: int
+
+    def to_json(self) -> dict[str, int]:
+        return {"planned": self.planned, "ran": self.ran}
+
+
+@dataclass(frozen=True, slots=True)
 class GroupRecord:
     """``group.json`` of a group that was loaded: its state and its variants' states."""
 
@@ -129,6 +141,8 @@ class GroupRecord:
     grade_file: str = "grade.json"
     revision_check: RevisionState | None = None
     publication_errors: tuple[str, ...] = ()
+    #: set for a group run with more than one trial: its grade is then ``aggregate.json``
+    trials: TrialCount | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -140,6 +154,7 @@ class GroupRecord:
             "revision_check": self.revision_check.to_json() if self.revision_check is not None else None,
             "review_questions": list(self.review_questions),
             "publication_errors": list(self.publication_errors),
+            **({"trials": self.trials.to_json()} if self.trials is not None else {}),
         }
 
     @classmethod
@@ -153,6 +168,7 @@ class GroupRecord:
             grade_file=d.get("grade_file", "grade.json"),
             revision_check=RevisionState(revision["state"], revision["reason"]) if revision is not None else None,
             publication_errors=tuple(d.get("publication_errors", ())),
+            trials=TrialCount(d["trials"]["planned"], d["trials"]["ran"]) if d.get("trials") else None,
         )
 
 
@@ -197,16 +213,21 @@ class ResultGroup:
     grade_state: Literal["graded", "grade-error"] | None
     variants: Mapping[VariantName, RunState | Literal["not-run"]]
     comparisons: Mapping[str, str]
+    #: for a group run with several trials: how many were planned and how many ran
+    trials: TrialCount | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"dir": self.dir, "id": self.id, "position": self.position, "state": self.state,
                 "reason": self.reason, "grade_state": self.grade_state, "variants": dict(self.variants),
-                "comparisons": dict(self.comparisons)}
+                "comparisons": dict(self.comparisons),
+                **({"trials": self.trials.to_json()} if self.trials is not None else {})}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> ResultGroup:
+        trials = d.get("trials")
         return cls(d["dir"], d["id"], d["position"], d["state"], d.get("reason"), d["grade_state"],
-                   dict(d["variants"]), dict(d["comparisons"]))
+                   dict(d["variants"]), dict(d["comparisons"]),
+                   TrialCount(trials["planned"], trials["ran"]) if trials else None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,13 +237,24 @@ class ResultRecord:
     result_id: str
     state: BatchState
     groups: tuple[ResultGroup, ...]
+    #: trials per variant, when more than one (a single run leaves it out)
+    trials: int | None = None
+    #: the scripted stand-in's seed, when trials ran or the user gave it (``--skill-eval-seed``)
+    seed: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"result_id": self.result_id, "state": self.state, "groups": [g.to_json() for g in self.groups]}
+        out: dict[str, Any] = {"result_id": self.result_id, "state": self.state}
+        if self.trials is not None:
+            out["trials"] = self.trials
+        if self.seed is not None:
+            out["seed"] = self.seed
+        out["groups"] = [g.to_json() for g in self.groups]
+        return out
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> ResultRecord:
-        return cls(d["result_id"], d["state"], tuple(ResultGroup.from_json(g) for g in d["groups"]))
+        return cls(d["result_id"], d["state"], tuple(ResultGroup.from_json(g) for g in d["groups"]), d.get("trials"),
+                   d.get("seed"))
 
 
 # ------------------------------------------------------------------------ selection.json

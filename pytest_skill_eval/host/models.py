@@ -28,8 +28,9 @@ SCRIPTED = "scripted"
 class ModelRouter:
     """Implements the engine's ``ModelBackend``: resolves a group's model to providers."""
 
-    def __init__(self, root: Path, script_dirs: Sequence[Path] = ()) -> None:
+    def __init__(self, root: Path, script_dirs: Sequence[Path] = (), *, seed: str = "") -> None:
         self.root = root.resolve()
+        self.seed = seed
         self.script_dirs = tuple(script_dirs)
         self._server: ScriptedModelServer | None = None
         self._lock = threading.Lock()
@@ -71,7 +72,7 @@ class ModelRouter:
             if self._server is None:
                 from pytest_skill_eval.scripted.server import ScriptedModelServer
 
-                self._server = ScriptedModelServer()
+                self._server = ScriptedModelServer(seed=self.seed)
                 self._server.start()
             return self._server
 

@@ -25,6 +25,7 @@ from pytest_skill_eval.plugin.items import (
 from pytest_skill_eval.plugin.junit import JUnitEntries
 from pytest_skill_eval.plugin.session import (
     RESULT_ID_KEY,
+    SEED_KEY,
     SESSION_KEY,
     FinishGuard,
     SkillEvalSession,
@@ -57,10 +58,21 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Start no subject when the pre-run check finds a problem (a usage error, exit 4)")
     group.addoption("--skill-eval-stall-timeout", type=float, default=None, metavar="SECONDS",
                     help="Stop a subject that makes no progress for this long (default: 900)")
+    group.addoption("--skill-eval-trials", default=None, metavar="N",
+                    help="Run each selected variant N times, each trial from scratch (default: 1)")
+    group.addoption("--skill-eval-seed", default=None, metavar="SEED",
+                    help="Seed of the scripted stand-in's weighted choices (default: random, recorded in result.json)")
+    group.addoption("--skill-eval-pass-rate", default=None, metavar="RATE",
+                    help="With trials: the pass rate below which a candidate expectation fails the group (default: 1.0)")
+    group.addoption("--skill-eval-alpha", default=None, metavar="ALPHA",
+                    help="With trials: the significance level of a regression (default: 0.05)")
     parser.addini("skill_eval_paths", "Suites or groups collected by plain pytest (like testpaths)", type="paths", default=[])
     parser.addini("skill_eval_fail_on", "Default for --skill-eval-fail-on", default="candidate")
     parser.addini("skill_eval_host", "Default for --skill-eval-host", default="")
     parser.addini("skill_eval_strict", "Default for --skill-eval-strict", type="bool", default=False)
+    parser.addini("skill_eval_trials", "Default for --skill-eval-trials", default="")
+    parser.addini("skill_eval_pass_rate", "Default for --skill-eval-pass-rate", default="")
+    parser.addini("skill_eval_alpha", "Default for --skill-eval-alpha", default="")
 
 
 #: Options whose value is a path: written as a separate argument, pytest's rootdir search
@@ -151,6 +163,7 @@ def pytest_configure_node(node: Any) -> None:
     session = node.config.stash.get(SESSION_KEY, None)
     if session is not None:
         node.workerinput[RESULT_ID_KEY] = session.result_id
+        node.workerinput[SEED_KEY] = session.trials.seed
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

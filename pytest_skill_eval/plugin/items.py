@@ -25,7 +25,7 @@ from pytest_skill_eval.plugin.session import (
     SESSION_KEY,
     SkillEvalSession,
 )
-from pytest_skill_eval.policy import STATUS_PROPERTY, Verdict
+from pytest_skill_eval.policy import STATUS_PROPERTY, Judgement
 
 if TYPE_CHECKING:
     from pytest_skill_eval.engine.preflight import PreflightContext
@@ -121,7 +121,7 @@ class SkillEvalItem(pytest.Item):
         #: set under xdist when --skill-eval-strict refuses the run (the item starts nothing)
         self.strict_refusal: str | None = None
         self.lineno = lineno
-        self.verdict: Verdict | None = None
+        self.verdict: Judgement | None = None
         self.add_marker(pytest.mark.skill_eval)
         self.add_marker(getattr(pytest.mark, f"skill_eval_{group.type}"))
 

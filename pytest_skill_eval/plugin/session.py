@@ -24,17 +24,26 @@ from pytest_skill_eval.definitions.model import VARIANTS, Group, GroupRef, Suite
 from pytest_skill_eval.engine.batch import write_batch_summary
 from pytest_skill_eval.errors import DefinitionError, EvidenceError
 from pytest_skill_eval.evidence import layout, store
-from pytest_skill_eval.evidence.reader import read_grade, read_group, read_optional
-from pytest_skill_eval.evidence.records import PlannedGroup, RunRecord, SelectionRecord, TranscriptRecord, VariantName
+from pytest_skill_eval.evidence.reader import read_aggregate, read_grade, read_group, read_optional
+from pytest_skill_eval.evidence.records import (
+    GroupRecord,
+    PlannedGroup,
+    RunRecord,
+    SelectionRecord,
+    TranscriptRecord,
+    VariantName,
+)
 from pytest_skill_eval.grading.results import GradeError, GroupGrade
 from pytest_skill_eval.plugin.declared import _load_suite, _named_by, resolve_declared, select_position
 from pytest_skill_eval.plugin.progress import LiveProgress
+from pytest_skill_eval.plugin.trials import TrialSettings, trial_settings
 from pytest_skill_eval.policy import (
     DEFAULT_FAIL_ON,
     ENTRY_PROPERTY,
     STATUS_PROPERTY,
     FailOn,
-    Verdict,
+    Judgement,
+    VariantState,
     judge,
     parse_fail_on,
     stand_in_notes,
@@ -49,6 +58,7 @@ if TYPE_CHECKING:
 PERSISTENCE_FAILED = "skill_eval.persistence_failed"
 SESSION_KEY = pytest.StashKey["SkillEvalSession"]()
 RESULT_ID_KEY = "skill_eval_result_id"
+SEED_KEY = "skill_eval_seed"
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,15 +68,17 @@ class Reported:
     nodeid: str
     location: tuple[str, int | None, str]
     outcome: str
-    verdict: Verdict | None
+    verdict: Judgement | None
 
 
 class SkillEvalSession:
     """State of one pytest process: what is declared and selected, and what was reported."""
 
     def __init__(self, config: pytest.Config, root: Path, declared: list[Path], *, result_id: str,
-                 is_worker: bool, fail_on: FailOn, group_selector: str | None, variant: str | None) -> None:
+                 is_worker: bool, fail_on: FailOn, group_selector: str | None, variant: str | None,
+                 trials: TrialSettings | None = None) -> None:
         self.config = config
+        self.trials = trials or TrialSettings()
         self.root = root
         self.declared = declared
         self.result_id = result_id
@@ -116,9 +128,10 @@ class SkillEvalSession:
             raise pytest.UsageError(str(exc)) from None
         workerinput = getattr(config, "workerinput", None)
         result_id = workerinput.get(RESULT_ID_KEY) if workerinput else None
+        trials = trial_settings(config, workerinput.get(SEED_KEY) if workerinput else None)
         session = cls(config, root, declared, result_id=result_id or layout.new_result_id(),
                       is_worker=workerinput is not None, fail_on=fail_on,
-                      group_selector=group_selector, variant=variant)
+                      group_selector=group_selector, variant=variant, trials=trials)
         session.check_group_selector()
         return session
 
@@ -214,7 +227,7 @@ class SkillEvalSession:
                 return hosts[0]
 
             stall = opt("skill_eval_stall_timeout")
-            self._router = ModelRouter(self.root)
+            self._router = ModelRouter(self.root, seed=self.trials.seed)
             layout.ensure_runs_dir(self.root)
             self._engine_config = EngineConfig(
                 root=self.root,
@@ -226,10 +239,11 @@ class SkillEvalSession:
                 user_models=Path(opt("skill_eval_models")).resolve() if opt("skill_eval_models") else None,
                 auth_file=Path(opt("skill_eval_auth")).resolve() if opt("skill_eval_auth") else None,
                 progress=self.progress,
+                trials=self.trials.count,
             )
         return self._engine_config
 
-    def run_group(self, group: Group, position: int, suite: Suite | None = None) -> Verdict:
+    def run_group(self, group: Group, position: int, suite: Suite | None = None) -> Judgement:
         """Run, persist and grade one group, then judge it from its persisted evidence."""
         from pytest_skill_eval.engine.group import run_group
 
@@ -253,11 +267,20 @@ class SkillEvalSession:
         store.write_json(self.result_dir / layout.SELECTION_FILE, selection.to_json())
         self._selection_written = True
 
-    def judge(self, group_dir: Path) -> Verdict:
+    def judge(self, group_dir: Path) -> Judgement:
         record_file = layout.group_record_file(group_dir)
         if record_file is None:
             raise EvidenceError(f"no group record was persisted in {group_dir} (neither group.json nor group-fallback.json)")
         group = read_group(record_file)
+        if isinstance(group, GroupRecord) and group.trials is not None:
+            from pytest_skill_eval.trial_policy import judge_trials
+
+            variants = tuple(VariantState(name, v.state, v.reason, f"{group_dir}/{layout.TRIALS_DIR}/*/{name}")
+                             for name, v in group.variants.items())
+            return judge_trials(variants, read_aggregate(group_dir / layout.AGGREGATE_FILE), group_id=group.id,
+                                position=group.position, group_state=group.state, group_dir=str(group_dir),
+                                fail_on=self.fail_on, pass_rate=self.trials.pass_rate, alpha=self.trials.alpha,
+                                result_id=self.result_id)
         grade_file = layout.grade_file(group_dir, group)
         grade = read_grade(grade_file) if grade_file.is_file() else GroupGrade(
             str(group.id), "grade-error", errors=(GradeError("system", None, None, f"no grade was persisted at {grade_file}"),))
@@ -376,7 +399,8 @@ class SkillEvalSession:
         layout.sweep_staging(self.result_dir)
         stopped = self.stopped or session.shouldfail or session.shouldstop or None
         write_batch_summary(self.result_dir, self.result_id, interrupted=self.cancelled,
-                            stopped=str(stopped) if stopped else None)
+                            stopped=str(stopped) if stopped else None, trials=self.trials.count,
+                            seed=self.trials.seed if self.trials.count > 1 or self.trials.seed_given else None)
 
 
 class FinishGuard:

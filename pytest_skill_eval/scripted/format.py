@@ -140,12 +140,27 @@ Step: TypeAlias = MessageStep | FaultStep
 
 
 @dataclass(frozen=True, slots=True)
+class Choice:
+    """One weighted alternative of a rule: its steps, chosen with probability weight / total."""
+
+    weight: float
+    steps: tuple[Step, ...]
+    pointer: str
+
+
+@dataclass(frozen=True, slots=True)
 class Rule:
-    """Steps used for a turn when ``when`` holds (first matching rule wins)."""
+    """Steps used for a turn when ``when`` holds (first matching rule wins).
+
+    A rule has either ``steps`` or weighted ``choices`` (``choose`` in the script); which
+    alternative answers is drawn once per turn by a generator seeded with the run's seed
+    and the arm (group, variant, trial) the request comes from, so a seed reproduces it.
+    """
 
     when: Condition
     steps: tuple[Step, ...]
     pointer: str
+    choices: tuple[Choice, ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -236,6 +251,10 @@ def _placeholder_problems(data: Any) -> Iterator[Problem]:
         for r, rule in enumerate(rules if isinstance(rules, list) else ()):
             if isinstance(rule, dict):
                 groups.append((f"/turns/{t}/rules/{r}/steps", rule.get("steps")))
+                choices = rule.get("choose")
+                for c, choice in enumerate(choices if isinstance(choices, list) else ()):
+                    if isinstance(choice, dict):
+                        groups.append((f"/turns/{t}/rules/{r}/choose/{c}/steps", choice.get("steps")))
         for pointer, steps in groups:
             for s, step in enumerate(steps if isinstance(steps, list) else ()):
                 if not isinstance(step, dict):
@@ -278,11 +297,16 @@ def _steps(raw: list[dict[str, Any]], pointer: str) -> tuple[Step, ...]:
     return tuple(_step(step, f"{pointer}/{i}") for i, step in enumerate(raw))
 
 
-def _turn(raw: dict[str, Any], pointer: str) -> Turn:
-    rules = tuple(
-        Rule(_condition(rule["when"]), _steps(rule["steps"], f"{pointer}/rules/{r}/steps"), f"{pointer}/rules/{r}")
-        for r, rule in enumerate(raw.get("rules", ()))
+def _rule(raw: dict[str, Any], pointer: str) -> Rule:
+    choices = tuple(
+        Choice(float(choice["weight"]), _steps(choice["steps"], f"{pointer}/choose/{c}/steps"), f"{pointer}/choose/{c}")
+        for c, choice in enumerate(raw.get("choose", ()))
     )
+    return Rule(_condition(raw["when"]), _steps(raw.get("steps", []), f"{pointer}/steps"), pointer, choices)
+
+
+def _turn(raw: dict[str, Any], pointer: str) -> Turn:
+    rules = tuple(_rule(rule, f"{pointer}/rules/{r}") for r, rule in enumerate(raw.get("rules", ())))
     return Turn(rules, _steps(raw.get("steps", []), f"{pointer}/steps"), pointer)
 
 

@@ -8,6 +8,7 @@ step, evaluates rule conditions (:func:`holds`), resolves placeholders, and retu
 from __future__ import annotations
 
 import json
+import random
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, replace
@@ -41,6 +42,23 @@ from pytest_skill_eval.scripted.format import (
     UserMessageContains,
     parse_placeholder,
 )
+
+
+@dataclass(frozen=True, slots=True)
+class Arm:
+    """Where a request comes from, for the seeded choice between a rule's weighted alternatives:
+    the run's seed, and the group, variant and trial whose pi process sent it."""
+
+    seed: str
+    group: str = ""
+    variant: str = ""
+    trial: int = 1
+
+    def generator(self, turn: int, rule_pointer: str) -> random.Random:
+        """The generator for one rule on one turn: the same arm, turn and rule draw the same
+        alternative on every request of that turn, so a multi-step alternative stays whole."""
+        return random.Random(f"{self.seed}|{self.group}|{self.variant}|{self.trial}|{turn}|{rule_pointer}")
+
 
 STAND_IN_TAG = "[scripted stand-in]"
 """Prefix of every text the server makes up itself, so it is never mistaken for a model's."""
@@ -174,7 +192,7 @@ def _substitute_json(value: Any, pointer: str, conversation: Conversation) -> An
 # --------------------------------------------------------------------------- planning
 
 
-def plan_reply(script: Script, request_body: Mapping[str, Any]) -> Reply:
+def plan_reply(script: Script, request_body: Mapping[str, Any], arm: Arm | None = None) -> Reply:
     """Decide the stand-in's reply to one chat-completions request.
 
     Never raises for odd request bodies: whatever cannot be answered from the script
@@ -199,7 +217,7 @@ def plan_reply(script: Script, request_body: Mapping[str, Any]) -> Reply:
             f"{STAND_IN_TAG} Script exhausted: {script.source} has {len(script.turns)} "
             f"turn(s) and this is user message {turn}."
         )
-    rule, steps, steps_pointer = _select_steps(script.turns[turn - 1], conversation)
+    rule, steps, steps_pointer = _select_steps(script.turns[turn - 1], conversation, arm or Arm(""), turn)
     if step >= len(steps):
         return text_stop(
             f"{STAND_IN_TAG} Script exhausted: {script.source} has no step "
@@ -239,10 +257,14 @@ def plan_reply(script: Script, request_body: Mapping[str, Any]) -> Reply:
 
 
 def _select_steps(
-    turn: Turn, conversation: Conversation
+    turn: Turn, conversation: Conversation, arm: Arm, turn_number: int
 ) -> tuple[int | None, tuple[Step, ...], str]:
     for index, rule in enumerate(turn.rules):
         if holds(rule.when, conversation):
+            if rule.choices:
+                choice = arm.generator(turn_number, rule.pointer).choices(
+                    rule.choices, weights=[c.weight for c in rule.choices])[0]
+                return index, choice.steps, f"{choice.pointer}/steps"
             return index, rule.steps, f"{rule.pointer}/steps"
     return None, turn.steps, f"{turn.pointer}/steps"
 

@@ -28,7 +28,7 @@ from typing import Any
 from pytest_skill_eval.errors import ScriptError
 from pytest_skill_eval.scripted.chat_completions import SERVER_NAME, stream_chunks, text_chunk, whole_completion
 from pytest_skill_eval.scripted.format import Script, load_script
-from pytest_skill_eval.scripted.replies import STAND_IN_TAG, Reply, plan_reply
+from pytest_skill_eval.scripted.replies import STAND_IN_TAG, Arm, Reply, plan_reply
 
 __all__ = [
     "API_KEY",
@@ -48,6 +48,8 @@ API_KEY = "scripted-stand-in"
 
 DISPLAY_NAME = "Scripted stand-in (not a real model)"
 HANDLER_THREAD_NAME = "scripted-model-request"
+#: the request header naming the arm a request comes from: ``<group>/<variant>/<trial>``
+ARM_HEADER = "x-skill-eval-arm"
 _MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _STALL_POLL_SECONDS = 0.05
 _JOIN_SECONDS = 2.0
@@ -66,6 +68,8 @@ class RequestRecord:
     reply: Reply | None
     error: str | None
     body: Any
+    #: the ``x-skill-eval-arm`` header the request carried (``<group>/<variant>/<trial>``)
+    arm: str | None = None
 
 
 class ScriptedModelServer:
@@ -76,7 +80,9 @@ class ScriptedModelServer:
     ``models.json`` as provider :data:`PROVIDER`.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, seed: str = "") -> None:
+        #: the seed of the weighted alternatives (see :class:`~.replies.Arm`)
+        self.seed = seed
         self._lock = threading.Lock()
         self._scripts: dict[str, tuple[Path, Script]] = {}
         self._records: list[RequestRecord] = []
@@ -329,9 +335,9 @@ class _Handler(BaseHTTPRequestHandler):
                 "model_not_found",
             )
             return
-        reply = plan_reply(script, body)
+        reply = plan_reply(script, body, arm_of(self.headers.get(ARM_HEADER), owner.seed))
         status = 500 if reply.fault == "http-500" else 200
-        owner._record(RequestRecord(model, status, reply, None, body))
+        owner._record(RequestRecord(model, status, reply, None, body, self.headers.get(ARM_HEADER)))
         self._answer(reply, model, owner._next_response_id(), stream=body.get("stream") is True)
 
     # ------------------------------------------------------------------ replies
@@ -440,3 +446,12 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
+
+
+def arm_of(header: str | None, seed: str) -> Arm:
+    """The arm an ``x-skill-eval-arm: <group>/<variant>/<trial>`` header names (an arm with
+    only the seed when the header is absent or not of that form)."""
+    parts = (header or "").rsplit("/", 2)
+    if len(parts) == 3 and parts[2].isascii() and parts[2].isdigit():
+        return Arm(seed, parts[0], parts[1], int(parts[2]))
+    return Arm(seed)

@@ -251,9 +251,9 @@ def test_the_readme_is_what_the_scaffold_wrote(repo: Path) -> None:
 
 def test_a_file_appearing_while_init_writes_is_not_replaced_and_nothing_is_left(
         repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    import pytest_skill_eval.commands.init as init_module
+    import os
 
-    real_link = init_module.os.link
+    real_link = os.link
     calls: list[str] = []
 
     def racing_link(src: str, dst: Path) -> None:
@@ -262,7 +262,7 @@ def test_a_file_appearing_while_init_writes_is_not_replaced_and_nothing_is_left(
             Path(dst).write_text("theirs\n")
         real_link(src, dst)
 
-    monkeypatch.setattr(init_module.os, "link", racing_link)
+    monkeypatch.setattr(os, "link", racing_link)  # the os module init writes through
     before = tree(repo)
     with pytest.raises(InitRefused, match=r"groups/body\.json appeared while it was writing; nothing was left written$"):
         init_skill(Path("skills/brand-guidelines"), repo)

@@ -429,7 +429,7 @@ CONDITION_KEYS = (
             'found no "when" field\n'
             f"s.json: /turns/1/rules/1/when: expected a condition object with exactly one of the fields {CONDITION_KEYS}, "
             "found an empty object\n"
-            's.json: /turns/1/rules/1/x: expected one of the fields "comment", "when", "steps", found unknown field "x"',
+            's.json: /turns/1/rules/1/x: expected one of the fields "comment", "when", "steps", "choose", found unknown field "x"',
         ),
     ],
     ids=[

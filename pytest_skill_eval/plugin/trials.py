@@ -1,0 +1,87 @@
+"""The trial settings of a run: how many trials, the seed, and the policy's thresholds.
+
+``--skill-eval-trials``, ``--skill-eval-seed``, ``--skill-eval-pass-rate`` and
+``--skill-eval-alpha`` (and their ini settings), checked once, so a bad value is a usage
+error naming the option or ini setting, what it expects and what it found.
+"""
+
+from __future__ import annotations
+
+import math
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import pytest
+
+DEFAULT_PASS_RATE = 1.0
+DEFAULT_ALPHA = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class TrialSettings:
+    count: int = 1
+    #: the seed of the scripted stand-in's weighted choices (random unless given)
+    seed: str = ""
+    #: whether the user gave the seed (a given seed is always recorded in ``result.json``)
+    seed_given: bool = False
+    pass_rate: float = DEFAULT_PASS_RATE
+    alpha: float = DEFAULT_ALPHA
+
+
+def trial_settings(config: pytest.Config, worker_seed: str | None = None) -> TrialSettings:
+    """The settings of this run; under xdist a worker takes the controller's seed."""
+    count = int(_value(config, "skill_eval_trials", "--skill-eval-trials", _count) or 1)
+    pass_rate = _value(config, "skill_eval_pass_rate", "--skill-eval-pass-rate", _unit)
+    alpha = _value(config, "skill_eval_alpha", "--skill-eval-alpha", _alpha)
+    given = config.getoption("skill_eval_seed")
+    if given is not None and not given.strip():
+        raise pytest.UsageError("--skill-eval-seed expects a non-empty seed, found an empty string")
+    seed = worker_seed or given or secrets.token_hex(8)
+    return TrialSettings(count, seed, given is not None, DEFAULT_PASS_RATE if pass_rate is None else pass_rate,
+                         DEFAULT_ALPHA if alpha is None else alpha)
+
+
+def _value(config: pytest.Config, ini: str, option: str, parse: Callable[[str], float]) -> float | None:
+    raw = config.getoption(ini)
+    source = option
+    if raw is None:
+        raw, source = str(config.getini(ini) or "").strip() or None, ini
+    if raw is None:
+        return None
+    try:
+        return parse(raw)
+    except ValueError as exc:
+        raise pytest.UsageError(f"{source} expects {exc}, found {raw!r}") from None
+
+
+def _count(raw: str) -> int:
+    if not (raw.isascii() and raw.isdigit()) or int(raw) < 1:
+        raise ValueError("a whole number of trials of at least 1")
+    return int(raw)
+
+
+def _number(raw: str, wanted: str) -> float:
+    try:
+        value = float(raw)
+    except ValueError:
+        raise ValueError(wanted) from None
+    if not math.isfinite(value):
+        raise ValueError(wanted)
+    return value
+
+
+def _unit(raw: str) -> float:
+    wanted = "a pass rate from 0 to 1 (e.g. 0.8)"
+    value = _number(raw, wanted)
+    if not 0.0 <= value <= 1.0:
+        raise ValueError(wanted)
+    return value
+
+
+def _alpha(raw: str) -> float:
+    wanted = "a significance level above 0 and below 1 (e.g. 0.05)"
+    value = _number(raw, wanted)
+    if not 0.0 < value < 1.0:
+        raise ValueError(wanted)
+    return value
