@@ -1,0 +1,373 @@
+"""The self-contained HTML report of a stored result (pure: records in, one HTML string out).
+
+Everything the subject produced (agent text, tool arguments and results, file names and
+contents, even group ids) is untrusted. It reaches the page only through Jinja2 templates
+with autoescaping on, after :func:`~.text.neutralise` (control, format and separator
+characters shown as ``\\uXXXX``, as in the text view). The page also carries a content
+security policy that allows nothing but its own inline script and style, by hash
+(``default-src 'none'``): no network request of any kind, no inline event handler, no
+injected script can run even if an escape were missed.
+
+Large results stay usable: the overview is plain HTML, and each group's details are
+rendered into an HTML string that is embedded as a JSON string in a
+``<script type="application/json">`` element (``<``, ``>`` and ``&`` written as ``\\u003c``
+…, so the element cannot be closed early). The browser keeps it as inert text; the inline
+script turns one group into DOM only when it is opened.
+
+The loading (files, records, diffs) lives in :mod:`pytest_skill_eval.commands.report`.
+"""
+
+from __future__ import annotations
+
+import base64
+import difflib
+import hashlib
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+
+from pytest_skill_eval.evidence.records import (
+    DefinitionRecord,
+    GroupRecord,
+    InvalidGroupRecord,
+    ResultRecord,
+    RunRecord,
+    TranscriptRecord,
+    Usage,
+)
+from pytest_skill_eval.grading.results import ExpectationResult, GroupGrade
+from pytest_skill_eval.render.text import neutralise
+
+#: a file larger than this is not diffed, only named with its sizes
+DIFF_MAX_BYTES = 512 * 1024
+#: a diff longer than this many lines is cut (the file itself is in the evidence)
+DIFF_MAX_LINES = 2000
+
+_TURN = re.compile(r"\bturns? (\d+)\b")
+
+
+# ------------------------------------------------------------------------------- values
+
+
+@dataclass(frozen=True, slots=True)
+class DiffLine:
+    """One line of a unified diff: ``add``, ``del``, ``ctx`` or ``hunk`` (the ``@@`` header)."""
+
+    tag: Literal["add", "del", "ctx", "hunk"]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileDiff:
+    """How one file differs between two trees; ``note`` says why lines are missing or cut."""
+
+    path: str
+    change: Literal["added", "removed", "modified", "unchanged"]
+    lines: tuple[DiffLine, ...] = ()
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceFile:
+    """One file of a declared resource (skill or context item) in both variants' fingerprints.
+
+    ``baseline``/``candidate`` are the sha256 recorded at run time (``None``: not in that
+    variant). ``diff`` is set when the contents could be read now from the variant's source
+    and match the recorded fingerprints; ``note`` says where they were read, or why not.
+    """
+
+    resource: str
+    file: str
+    baseline: str | None
+    candidate: str | None
+    diff: FileDiff | None = None
+    note: str | None = None
+
+    @property
+    def status(self) -> str:
+        if self.baseline is None:
+            return "only candidate"
+        if self.candidate is None:
+            return "only baseline"
+        return "same" if self.baseline == self.candidate else "differs"
+
+
+@dataclass(frozen=True, slots=True)
+class ReportVariant:
+    """What the report shows of one variant directory."""
+
+    name: str
+    dir: str
+    run: RunRecord | None = None
+    transcript: TranscriptRecord | None = None
+    final_response: str | None = None
+    #: the definition's declaration of this variant (skills, target, context, source)
+    declared: Mapping[str, Any] = field(default_factory=dict)
+    workspace: tuple[FileDiff, ...] = ()
+    problems: tuple[str, ...] = ()
+
+    @property
+    def usage(self) -> Usage | None:
+        return self.run.ran.usage if self.run is not None and self.run.ran is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class ReportGroup:
+    """What the report shows of one ``groups/NNN-<id>`` directory."""
+
+    dir: str
+    position: int
+    record: GroupRecord | InvalidGroupRecord | None = None
+    grade: GroupGrade | None = None
+    #: when *grade* is a regrade: which file, when, and what the run's own grade said
+    regrade: str | None = None
+    definition: DefinitionRecord | None = None
+    variants: tuple[ReportVariant, ...] = ()
+    resources: tuple[ResourceFile, ...] = ()
+    problems: tuple[str, ...] = ()
+
+    @property
+    def id(self) -> str:
+        if self.record is not None and self.record.id is not None:
+            return self.record.id
+        return self.dir
+
+    @property
+    def state(self) -> str:
+        return self.record.state if self.record is not None else "unknown"
+
+    @property
+    def type(self) -> str:
+        return self.record.type if isinstance(self.record, GroupRecord) else "-"
+
+    @property
+    def review_questions(self) -> tuple[str, ...]:
+        return self.record.review_questions if isinstance(self.record, GroupRecord) else ()
+
+    def variant(self, name: str) -> ReportVariant | None:
+        return next((v for v in self.variants if v.name == name), None)
+
+    def variant_state(self, name: str) -> str:
+        if self.record is not None and name in self.record.variants:
+            return self.record.variants[name].state  # type: ignore[index]
+        v = self.variant(name)
+        return v.run.state if v is not None and v.run is not None else "unknown"
+
+    @property
+    def transitions(self) -> tuple[str, ...]:
+        return tuple(c.transition for c in self.grade.comparisons) if self.grade is not None else ()
+
+    @property
+    def turn_count(self) -> int:
+        """The most turns either variant's transcript holds (turns are shown side by side)."""
+        return max((len(v.transcript.turns) for v in self.variants if v.transcript is not None), default=0)
+
+    def expectations(self, variant: str) -> tuple[ExpectationResult, ...]:
+        return tuple(e for e in self.grade.expectations if e.variant == variant) if self.grade is not None else ()
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """A stored result as the HTML report sees it."""
+
+    result_id: str
+    path: str
+    summary: ResultRecord | None
+    groups: tuple[ReportGroup, ...]
+    generated_at: str
+    version: str
+    problems: tuple[str, ...] = ()
+
+
+# ------------------------------------------------------------------------------ helpers
+
+
+def diff_files(path: str, before: bytes | None, after: bytes | None) -> FileDiff:
+    """A unified diff of one file (``None``: absent on that side); binary or huge files get a note."""
+    change: Literal["added", "removed", "modified", "unchanged"] = (
+        "added" if before is None else "removed" if after is None else "unchanged" if before == after else "modified"
+    )
+    sizes = f"{len(before) if before is not None else '-'} -> {len(after) if after is not None else '-'} bytes"
+    if max(len(before or b""), len(after or b"")) > DIFF_MAX_BYTES:
+        return FileDiff(path, change, note=f"not diffed: larger than {DIFF_MAX_BYTES // 1024} KiB ({sizes})")
+    try:
+        old = (before or b"").decode("utf-8").splitlines()
+        new = (after or b"").decode("utf-8").splitlines()
+    except UnicodeDecodeError:
+        return FileDiff(path, change, note=f"binary file, not diffed ({sizes})")
+    lines: list[DiffLine] = []
+    for raw in difflib.unified_diff(old, new, lineterm="", n=3):
+        if raw.startswith(("---", "+++")):
+            continue
+        if raw.startswith("@@"):
+            lines.append(DiffLine("hunk", raw))
+        elif raw.startswith("+"):
+            lines.append(DiffLine("add", raw[1:]))
+        elif raw.startswith("-"):
+            lines.append(DiffLine("del", raw[1:]))
+        else:
+            lines.append(DiffLine("ctx", raw[1:]))
+    note = None
+    if len(lines) > DIFF_MAX_LINES:
+        note = f"diff cut at {DIFF_MAX_LINES} of {len(lines)} lines; the whole file is in the evidence"
+        lines = lines[:DIFF_MAX_LINES]
+    if change == "modified" and not lines:
+        note = "only line endings or a final newline differ"
+    return FileDiff(path, change, tuple(lines), note)
+
+
+def diff_trees(before: Mapping[str, bytes], after: Mapping[str, bytes]) -> tuple[FileDiff, ...]:
+    """Every file added, removed or modified from *before* to *after*, by path."""
+    return tuple(
+        diff_files(rel, before.get(rel), after.get(rel))
+        for rel in sorted(set(before) | set(after))
+        if before.get(rel) != after.get(rel)
+    )
+
+
+def resource_key(path: str) -> str:
+    """``skills/0/rollback`` from a fingerprinted scratch path ``…/<variant>/resources/skills/0/rollback``."""
+    marker = "/resources/"
+    cut = path.rfind(marker)
+    return path[cut + len(marker):] if cut >= 0 else path
+
+
+def turn_of(location: str) -> int | None:
+    """The turn an expectation location points at (``workspace x after turn 2`` → 2), if it names one."""
+    match = _TURN.search(location)
+    return int(match.group(1)) if match else None
+
+
+def script_json(value: Any) -> Markup:
+    """*value* as JSON that is safe as the text of a ``<script type="application/json">``."""
+    text = json.dumps(value, ensure_ascii=False)
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return Markup(text)
+
+
+def _finalize(value: Any) -> Any:
+    # every {{ }} of untrusted text: no terminal-style control or bidi characters, then escaped
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return neutralise(value)
+    return value
+
+
+def _pretty(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)
+
+
+def _number(value: float) -> str:
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:,.2f}"
+
+
+def _cost(value: float) -> str:
+    return f"${value:.4f}" if value else "$0"
+
+
+def _short(sha: str | None) -> str:
+    return sha[:12] if sha else "-"
+
+
+def _duration(run: RunRecord | None) -> str | None:
+    if run is None or run.ran is None:
+        return None
+    return f"{run.ran.ended_at - run.ran.started_at:.2f} s"
+
+
+def _environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("pytest_skill_eval.render", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        finalize=_finalize,
+    )
+    env.filters.update(pretty=_pretty, number=_number, cost=_cost, short=_short)
+    env.globals.update(turn_of=turn_of, duration=_duration)
+    return env
+
+
+_ENV: Environment | None = None
+
+
+def environment() -> Environment:
+    global _ENV
+    if _ENV is None:
+        _ENV = _environment()
+    return _ENV
+
+
+def _static(name: str) -> str:
+    loader = environment().loader
+    assert loader is not None
+    source, _filename, _uptodate = loader.get_source(environment(), name)
+    return source
+
+
+def _csp_hash(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+def content_security_policy(script: str, style: str) -> str:
+    """Nothing may load or run but the page's own inline script and style (by hash)."""
+    return (f"default-src 'none'; script-src {_csp_hash(script)}; style-src {_csp_hash(style)}; "
+            "img-src 'none'; connect-src 'none'; font-src 'none'; base-uri 'none'; form-action 'none'")
+
+
+def _sum_usage(usages: Iterable[Usage | None]) -> Usage:
+    found = [u for u in usages if u is not None]
+    return Usage(*(sum(getattr(u, f) for u in found) for f in ("input", "output", "cache_read", "cache_write",
+                                                                   "total_tokens", "cost")))
+
+
+@dataclass(frozen=True, slots=True)
+class _Glance:
+    """The batch at a glance."""
+
+    group_states: Sequence[tuple[str, int]]
+    variant_states: Sequence[tuple[str, int]]
+    transitions: Sequence[tuple[str, int]]
+    usage: Mapping[str, Usage]
+    states: Sequence[str]
+
+
+def _glance(report: Report) -> _Glance:
+    groups = report.groups
+    group_states = Counter(g.state for g in groups)
+    variant_states = Counter(g.variant_state(name) for g in groups for name in ("baseline", "candidate"))
+    transitions = Counter(t for g in groups for t in g.transitions)
+    usage = {name: _sum_usage(v.usage for g in groups for v in g.variants if v.name == name)
+             for name in ("baseline", "candidate")}
+    usage["total"] = _sum_usage(usage.values())
+    states = sorted(set(group_states) | set(variant_states))
+    return _Glance(sorted(group_states.items()), sorted(variant_states.items()), sorted(transitions.items()),
+                   usage, states)
+
+
+def render_group(group: ReportGroup, index: int) -> Markup:
+    """One group's details as an HTML fragment (escaped; loaded into the page on demand)."""
+    template = environment().get_template("group.html.j2")
+    return Markup(template.render(group=group, index=index))
+
+
+def render_report(report: Report) -> str:
+    """The whole self-contained HTML page of *report*."""
+    env = environment()
+    script, style = _static("report.js"), _static("report.css")
+    fragments = [script_json(str(render_group(g, i))) for i, g in enumerate(report.groups)]
+    return env.get_template("report.html.j2").render(
+        report=report,
+        glance=_glance(report),
+        fragments=fragments,
+        script=Markup(script),
+        style=Markup(style),
+        csp=content_security_policy(script, style),
+    )
