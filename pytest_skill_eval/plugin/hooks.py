@@ -57,6 +57,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Start no subject when the pre-run check finds a problem (a usage error, exit 4)")
     group.addoption("--skill-eval-stall-timeout", type=float, default=None, metavar="SECONDS",
                     help="Stop a subject that makes no progress for this long (default: 900)")
+    group.addoption("--skill-eval-html", metavar="PATH", default=None,
+                    help="Write the self-contained HTML report of the result to PATH at session end "
+                         "(a copy is stored as report.html in the result directory)")
+    parser.addini("skill_eval_html", "Default for --skill-eval-html, relative to the ini file", default="")
     parser.addini("skill_eval_paths", "Suites or groups collected by plain pytest (like testpaths)", type="paths", default=[])
     parser.addini("skill_eval_fail_on", "Default for --skill-eval-fail-on", default="candidate")
     parser.addini("skill_eval_host", "Default for --skill-eval-host", default="")
