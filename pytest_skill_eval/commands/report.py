@@ -31,6 +31,7 @@ from pytest_skill_eval.render.html import (
     ReportGroup,
     ReportVariant,
     ResourceFile,
+    assistant_steps,
     diff_files,
     diff_trees,
     render_report,
@@ -95,8 +96,14 @@ def _variant(gdir: Path, name: str, declared: Mapping[str, Any], result_dir: Pat
     workspace: tuple[FileDiff, ...] = ()
     if (run_dir / "workspace").is_dir():
         workspace = diff_trees(store.read_files(run_dir / "workspace-initial"), store.read_files(run_dir / "workspace"))
+    steps = {}
+    events = run_dir / "events.jsonl"
+    if transcript is not None and events.is_file():
+        ranges = {t.turn.index: t.events for t in transcript.turns}
+        with events.open(encoding="utf-8", errors="replace") as lines:
+            steps = assistant_steps(lines, ranges)
     return ReportVariant(name=name, dir=_relative(run_dir, result_dir), run=run, transcript=transcript,
-                         final_response=final_response, declared=declared, workspace=workspace,
+                         final_response=final_response, declared=declared, workspace=workspace, steps=steps,
                          problems=tuple(problems))
 
 

@@ -390,11 +390,11 @@ class SkillEvalSession:
         """``--skill-eval-html`` (from the invocation directory), else ``skill_eval_html`` (from the ini file)."""
         option = self.config.getoption("skill_eval_html", None)
         if option:
-            return Path(self.config.invocation_params.dir) / option
+            return Path(self.config.invocation_params.dir) / str(option)
         ini = str(self.config.getini("skill_eval_html") or "")
         if not ini:
             return None
-        base = self.config.inipath.parent if self.config.inipath is not None else self.config.rootpath
+        base: Path = self.config.inipath.parent if self.config.inipath is not None else self.config.rootpath
         return base / ini
 
     def write_html_report(self) -> None:

@@ -42,6 +42,7 @@ from pytest_skill_eval.evidence.records import (
     Usage,
 )
 from pytest_skill_eval.grading.results import ExpectationResult, GroupGrade
+from pytest_skill_eval.observation import Turn
 from pytest_skill_eval.render.text import neutralise
 
 #: a file larger than this is not diffed, only named with its sizes
@@ -99,6 +100,15 @@ class ResourceFile:
 
 
 @dataclass(frozen=True, slots=True)
+class AssistantStep:
+    """One assistant message of a turn, from ``events.jsonl``: its text and the tool calls it made."""
+
+    text: str
+    thinking: str
+    call_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
 class ReportVariant:
     """What the report shows of one variant directory."""
 
@@ -110,7 +120,30 @@ class ReportVariant:
     #: the definition's declaration of this variant (skills, target, context, source)
     declared: Mapping[str, Any] = field(default_factory=dict)
     workspace: tuple[FileDiff, ...] = ()
+    #: per turn index, the assistant messages in order (empty when events.jsonl is absent)
+    steps: Mapping[int, tuple[AssistantStep, ...]] = field(default_factory=dict)
     problems: tuple[str, ...] = ()
+
+    def timeline(self, turn: Turn) -> tuple[tuple[str, Any], ...]:
+        """The turn in order: ``("thinking"|"text", str)`` and ``("call", ToolCall)`` items.
+
+        From the assistant messages of ``events.jsonl`` when they are there; every tool
+        call of the transcript appears exactly once (calls no message named come last).
+        """
+        calls = {c.id: c for c in turn.tool_calls}
+        items: list[tuple[str, Any]] = []
+        shown: set[str] = set()
+        for step in self.steps.get(turn.index, ()):
+            if step.thinking:
+                items.append(("thinking", step.thinking))
+            if step.text:
+                items.append(("text", step.text))
+            for call_id in step.call_ids:
+                if call_id in calls and call_id not in shown:
+                    items.append(("call", calls[call_id]))
+                    shown.add(call_id)
+        items += [("call", c) for c in turn.tool_calls if c.id not in shown]
+        return tuple(items)
 
     @property
     def usage(self) -> Usage | None:
@@ -220,6 +253,34 @@ def diff_files(path: str, before: bytes | None, after: bytes | None) -> FileDiff
     if change == "modified" and not lines:
         note = "only line endings or a final newline differ"
     return FileDiff(path, change, tuple(lines), note)
+
+
+def assistant_steps(lines: Iterable[str], ranges: Mapping[int, tuple[int, int | None]]) -> dict[int, tuple[AssistantStep, ...]]:
+    """The assistant messages of each turn: ``message_end`` records of ``events.jsonl`` lines.
+
+    *ranges* maps a turn index to its ``[first, last]`` line range (``last`` ``None``: to the end).
+    Lines that are not JSON objects, and messages of other roles, are skipped.
+    """
+    found: dict[int, list[AssistantStep]] = {index: [] for index in ranges}
+    for number, line in enumerate(lines):
+        if '"message_end"' not in line:
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        message = record.get("message") if isinstance(record, dict) and record.get("type") == "message_end" else None
+        if not isinstance(message, dict) or message.get("role") != "assistant" or not isinstance(message.get("content"), list):
+            continue
+        turn = next((i for i, (first, last) in ranges.items() if first <= number and (last is None or number <= last)), None)
+        if turn is None:
+            continue
+        blocks = [b for b in message["content"] if isinstance(b, dict)]
+        text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+        thinking = "".join(str(b.get("thinking", "")) for b in blocks if b.get("type") == "thinking")
+        calls = tuple(str(b.get("id")) for b in blocks if b.get("type") == "toolCall")
+        found[turn].append(AssistantStep(text, thinking, calls))
+    return {index: tuple(steps) for index, steps in found.items()}
 
 
 def diff_trees(before: Mapping[str, bytes], after: Mapping[str, bytes]) -> tuple[FileDiff, ...]:
