@@ -69,6 +69,7 @@ def open_report(browser: Any) -> Iterator[Any]:
 
     def open_(path: Path, fragment: str = "") -> Opened:
         context = browser.new_context(viewport={"width": 1400, "height": 900})
+        context.set_default_timeout(10_000)
         contexts.append(context)
         page = context.new_page()
         opened = Opened(page)

@@ -309,3 +309,51 @@ def test_filters_and_links_in_a_browser(hostile_result: Path, open_report: Any) 
     page.select_option("#filter-state", "complete")
     assert page.locator("#groups tbody tr:visible").count() == 1
     opened.assert_clean(path.as_uri())
+
+
+def test_large_result_builds_group_details_only_when_opened(hostile_result: Path, open_report: Any) -> None:
+    import shutil
+
+    groups = hostile_result / "groups"
+    for position in range(2, 151):
+        shutil.copytree(groups / "001-hostile", groups / f"{position:03d}-hostile")
+    path, _ = write_report(hostile_result)
+    opened = open_report(path)
+    page = opened.page
+    assert page.locator("#groups tbody tr").count() == 150
+    assert page.locator("details.group").count() == 150
+    assert page.locator(".turn").count() == 0, "no group's details are in the page before it is opened"
+    page.locator("details#g120 > summary").click()
+    assert page.locator("#g120 .turn").count() == 2
+    assert page.locator(".turn").count() == 2
+    assert page.evaluate("window.__pwned") is None
+    opened.assert_clean(path.as_uri())
+
+
+def test_partial_evidence_renders(hostile_result: Path, open_report: Any) -> None:
+    """A not-selected variant, a suite entry that did not load, no result.json: all shown, nothing breaks."""
+    import shutil
+
+    gdir = hostile_result / "groups" / "001-hostile"
+    shutil.rmtree(gdir / "baseline")
+    _write(gdir / "baseline" / "run.json",
+           records.RunRecord("baseline", "hostile", "not-selected", "excluded by variant selection").to_json())
+    broken = hostile_result / "groups" / "002-invalid-broken"
+    invalid = {"baseline": records.VariantState("invalid", payload("reason")),
+               "candidate": records.VariantState("invalid", payload("reason"))}
+    _write(broken / "group.json", records.InvalidGroupRecord(
+        "groups/broken.json", 2, invalid, (payload("definition-error"),)).to_json())  # type: ignore[arg-type]
+    (hostile_result / "result.json").unlink()
+    report = load_report(hostile_result)
+    assert [g.state for g in report.groups] == ["complete", "invalid"]
+    path, _ = write_report(hostile_result)
+    opened = open_report(path)
+    assert opened.open_all_groups() == 2
+    page = opened.page
+    assert "no result.json" in page.inner_text("header")
+    assert "excluded by variant selection" in page.inner_text("#g0")
+    assert "window.__pwned='definition-error'" in page.inner_text("#g1")
+    page.select_option("#filter-state", "invalid")
+    assert page.locator("#groups tbody tr:visible").count() == 1
+    assert page.evaluate("window.__pwned") is None
+    opened.assert_clean(path.as_uri())
