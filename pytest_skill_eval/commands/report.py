@@ -96,6 +96,7 @@ def _variant(gdir: Path, name: str, declared: Mapping[str, Any], result_dir: Pat
     workspace: tuple[FileDiff, ...] = ()
     if (run_dir / "workspace").is_dir():
         workspace = diff_trees(store.read_files(run_dir / "workspace-initial"), store.read_files(run_dir / "workspace"))
+    observed = _read(records.ContextObservations, run_dir / "context-observations.json", result_dir, problems)
     steps = {}
     events = run_dir / "events.jsonl"
     if transcript is not None and events.is_file():
@@ -104,6 +105,7 @@ def _variant(gdir: Path, name: str, declared: Mapping[str, Any], result_dir: Pat
             steps = assistant_steps(lines, ranges)
     return ReportVariant(name=name, dir=_relative(run_dir, result_dir), run=run, transcript=transcript,
                          final_response=final_response, declared=declared, workspace=workspace, steps=steps,
+                         context_requests=observed.requests if observed is not None else (),
                          problems=tuple(problems))
 
 

@@ -42,7 +42,7 @@ from pytest_skill_eval.evidence.records import (
     Usage,
 )
 from pytest_skill_eval.grading.results import ExpectationResult, GroupGrade
-from pytest_skill_eval.observation import Turn
+from pytest_skill_eval.observation import ContextRequest, Turn
 from pytest_skill_eval.render.text import neutralise
 
 #: a file larger than this is not diffed, only named with its sizes
@@ -120,6 +120,8 @@ class ReportVariant:
     #: the definition's declaration of this variant (skills, target, context, source)
     declared: Mapping[str, Any] = field(default_factory=dict)
     workspace: tuple[FileDiff, ...] = ()
+    #: ``context-observations.json``: what each model request's system prompt held (context-text groups only)
+    context_requests: tuple[ContextRequest, ...] = ()
     #: per turn index, the assistant messages in order (empty when events.jsonl is absent)
     steps: Mapping[int, tuple[AssistantStep, ...]] = field(default_factory=dict)
     problems: tuple[str, ...] = ()

@@ -357,3 +357,28 @@ def test_partial_evidence_renders(hostile_result: Path, open_report: Any) -> Non
     assert page.locator("#groups tbody tr:visible").count() == 1
     assert page.evaluate("window.__pwned") is None
     opened.assert_clean(path.as_uri())
+
+
+def test_git_source_contents_are_read_from_the_recorded_commit(hostile_result: Path) -> None:
+    root = hostile_result.parents[2]
+
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=root, check=True, capture_output=True, text=True,
+                              env={"GIT_AUTHOR_NAME": "t", "GIT_AUTHOR_EMAIL": "t@example.invalid",
+                                   "GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.invalid",
+                                   "HOME": str(root), "PATH": "/usr/bin:/bin"}).stdout.strip()
+
+    git("init", "-q")
+    git("add", "skills", "skills-before")
+    git("commit", "-q", "-m", "skills")
+    commit = git("rev-parse", "HEAD")
+    # the working tree moves on; the recorded commit still has the run's bytes
+    (root / "skills" / "notes" / "SKILL.md").write_text("edited after the run\n")
+    run_file = hostile_result / "groups" / "001-hostile" / "candidate" / "run.json"
+    run = json.loads(run_file.read_text())
+    run["source"] = {"kind": "git", "ref": "HEAD", "commit": commit, "root": str(root)}
+    _write(run_file, run)
+    (resource,) = load_report(hostile_result).groups[0].resources
+    assert resource.diff is not None, resource.note
+    assert resource.note is not None and f"candidate: skills/notes read now from commit {commit[:12]}" in resource.note
+    assert any("new-skill" in line.text for line in resource.diff.lines if line.tag == "add")
