@@ -43,7 +43,7 @@ from pytest_skill_eval.evidence.records import (
 )
 from pytest_skill_eval.grading.results import ExpectationResult, GroupGrade
 from pytest_skill_eval.observation import ContextRequest, Turn
-from pytest_skill_eval.render.text import neutralise
+from pytest_skill_eval.render.text import escape_path, neutralise
 
 #: a file larger than this is not diffed, only named with its sizes
 DIFF_MAX_BYTES = 512 * 1024
@@ -353,7 +353,8 @@ def _environment() -> Environment:
         lstrip_blocks=True,
         finalize=_finalize,
     )
-    env.filters.update(pretty=_pretty, number=_number, cost=_cost, short=_short)
+    # path cells as the text view writes them: backslash, tab, CR and LF escaped, one line
+    env.filters.update(path=escape_path, pretty=_pretty, number=_number, cost=_cost, short=_short)
     env.globals.update(turn_of=turn_of, duration=_duration)
     return env
 
