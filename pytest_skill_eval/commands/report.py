@@ -26,6 +26,7 @@ from pytest_skill_eval.evidence.locate import regrade_files, regrade_time, resol
 from pytest_skill_eval.evidence.reader import read_record
 from pytest_skill_eval.grading.results import GroupGrade, MalformedGrade
 from pytest_skill_eval.render.html import (
+    STDERR_SHOWN,
     FileDiff,
     Report,
     ReportGroup,
@@ -96,6 +97,10 @@ def _variant(gdir: Path, name: str, declared: Mapping[str, Any], result_dir: Pat
     workspace: tuple[FileDiff, ...] = ()
     if (run_dir / "workspace").is_dir():
         workspace = diff_trees(store.read_files(run_dir / "workspace-initial"), store.read_files(run_dir / "workspace"))
+    stderr, stderr_size = None, 0
+    if (run_dir / "stderr.txt").is_file():
+        text = (run_dir / "stderr.txt").read_bytes().decode("utf-8", errors="replace")
+        stderr, stderr_size = (text[-STDERR_SHOWN:] or None), len(text)
     observed = _read(records.ContextObservations, run_dir / "context-observations.json", result_dir, problems)
     steps = {}
     events = run_dir / "events.jsonl"
@@ -104,7 +109,7 @@ def _variant(gdir: Path, name: str, declared: Mapping[str, Any], result_dir: Pat
         with events.open(encoding="utf-8", errors="replace") as lines:
             steps = assistant_steps(lines, ranges)
     return ReportVariant(name=name, dir=_relative(run_dir, result_dir), run=run, transcript=transcript,
-                         final_response=final_response, declared=declared, workspace=workspace, steps=steps,
+                         final_response=final_response, declared=declared, workspace=workspace, steps=steps, stderr=stderr, stderr_size=stderr_size,
                          context_requests=observed.requests if observed is not None else (),
                          problems=tuple(problems))
 

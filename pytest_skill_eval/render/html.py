@@ -47,10 +47,13 @@ from pytest_skill_eval.render.text import escape_path, neutralise
 
 #: a file larger than this is not diffed, only named with its sizes
 DIFF_MAX_BYTES = 512 * 1024
+#: how much of the end of a run's stderr.txt the page shows
+STDERR_SHOWN = 8000
 #: a diff longer than this many lines is cut (the file itself is in the evidence)
 DIFF_MAX_LINES = 2000
 
 _TURN = re.compile(r"\bturns? (\d+)\b")
+_CALL = re.compile(r"\btool call (\S+?)(?:,|\s|$)")
 
 
 # ------------------------------------------------------------------------------- values
@@ -120,19 +123,40 @@ class ReportVariant:
     #: the definition's declaration of this variant (skills, target, context, source)
     declared: Mapping[str, Any] = field(default_factory=dict)
     workspace: tuple[FileDiff, ...] = ()
+    #: the end of ``stderr.txt`` (at most STDERR_SHOWN characters), ``None`` when absent or empty
+    stderr: str | None = None
+    stderr_size: int = 0
     #: ``context-observations.json``: what each model request's system prompt held (context-text groups only)
     context_requests: tuple[ContextRequest, ...] = ()
     #: per turn index, the assistant messages in order (empty when events.jsonl is absent)
     steps: Mapping[int, tuple[AssistantStep, ...]] = field(default_factory=dict)
     problems: tuple[str, ...] = ()
 
+    def anchor(self, location: str) -> tuple[str, str] | None:
+        """``(anchor suffix, link text)`` of what an expectation location points at in this variant.
+
+        ``turn 1, tool call call_1_0_0 (read)`` links to that call (``t1-c0``), a location that
+        names only a turn (``workspace x after turn 2``) to the turn (``t2``).
+        """
+        turn = turn_of(location)
+        if turn is None:
+            return None
+        call = _CALL.search(location)
+        if call is not None and self.transcript is not None:
+            for stored in self.transcript.turns:
+                if stored.turn.index == turn:
+                    for position, c in enumerate(stored.turn.tool_calls):
+                        if c.id == call.group(1):
+                            return f"t{turn}-c{position}", f"turn {turn}, {c.name} call"
+        return f"t{turn}", f"turn {turn}"
+
     def timeline(self, turn: Turn) -> tuple[tuple[str, Any], ...]:
-        """The turn in order: ``("thinking"|"text", str)`` and ``("call", ToolCall)`` items.
+        """The turn in order: ``("thinking"|"text", str)`` and ``("call", (position, ToolCall))`` items.
 
         From the assistant messages of ``events.jsonl`` when they are there; every tool
         call of the transcript appears exactly once (calls no message named come last).
         """
-        calls = {c.id: c for c in turn.tool_calls}
+        calls = {c.id: (position, c) for position, c in enumerate(turn.tool_calls)}
         items: list[tuple[str, Any]] = []
         shown: set[str] = set()
         for step in self.steps.get(turn.index, ()):
@@ -144,7 +168,7 @@ class ReportVariant:
                 if call_id in calls and call_id not in shown:
                     items.append(("call", calls[call_id]))
                     shown.add(call_id)
-        items += [("call", c) for c in turn.tool_calls if c.id not in shown]
+        items += [("call", (p, c)) for p, c in enumerate(turn.tool_calls) if c.id not in shown]
         return tuple(items)
 
     @property

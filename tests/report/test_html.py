@@ -152,6 +152,7 @@ def build_result(tmp_path: Path) -> Path:
             {"type": "text", "text": payload("agent-text")}, {"type": "toolCall", "id": "c1"}, {"type": "toolCall", "id": "c2"}]}}]
         store.write_atomic(vdir / "events.jsonl", "".join(json.dumps(e) + "\n" for e in events).encode())
         store.write_atomic(vdir / "final-response.txt", payload("response").encode())
+        store.write_atomic(vdir / "stderr.txt", ("x" * 9000 + payload("stderr")).encode())
         sha = hashlib.sha256((root / skill / "SKILL.md").read_bytes()).hexdigest()
         prints = {f"/tmp/scratch/{variant}/resources/skills/0/notes": {"SKILL.md": sha}}
         _write(vdir / "fingerprints.json", {"before": prints, "after": prints})
@@ -233,6 +234,10 @@ def test_page_shows_what_differs_and_says_it_was_read_now(hostile_result: Path) 
     assert candidate is not None
     assert [(d.path, d.change) for d in candidate.workspace] == [(HOSTILE_NAME, "added"), ("start.md", "modified")]
     assert [kind for kind, _ in candidate.timeline(candidate.transcript.turns[0].turn)] == ["text", "call", "call"]  # type: ignore[union-attr]
+    assert candidate.anchor("turn 1, tool call c2 (read)") == ("t1-c1", "turn 1, read call")
+    assert candidate.anchor("turn 1, tool call nope (read)") == ("t1", "turn 1")
+    assert candidate.anchor(f"workspace {HOSTILE_NAME} after turn 1") == ("t1", "turn 1")
+    assert candidate.anchor("final workspace changes") is None
 
 
 def test_changed_source_is_not_shown_as_the_run_time_contents(hostile_result: Path) -> None:
@@ -293,6 +298,7 @@ def test_hostile_result_runs_nothing_in_a_browser(hostile_result: Path, open_rep
     assert "<script>window.__pwned='agent-text'</script>" in body
     assert HOSTILE_NAME in body
     assert "blocked by the skill-eval guard" in body
+    assert "stderr.txt (the last 8,000 of 9,0" in body
     opened.assert_clean(path.as_uri())
 
 
@@ -302,6 +308,8 @@ def test_filters_and_links_in_a_browser(hostile_result: Path, open_report: Any) 
     page = opened.page
     assert page.locator("details#g0").get_attribute("open") is not None, "a turn link opens its group"
     assert page.locator("#g0-candidate-t1").is_visible()
+    page.locator("#g0 .exp a").first.click()  # an expectation's location links to its turn
+    assert page.evaluate("location.hash") == "#g0-baseline-t1"
     page.select_option("#filter-transition", "none")
     assert page.locator("#groups tbody tr:visible").count() == 0
     assert page.inner_text("#filter-count") == "0 of 1 groups shown"
