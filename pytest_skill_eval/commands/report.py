@@ -256,9 +256,6 @@ def write_report(result_dir: Path, output: Path | None = None) -> tuple[Path, li
     """
     page = render_report(load_report(result_dir)).encode("utf-8")
     warnings: list[str] = []
-    if output is not None:
-        output.parent.mkdir(parents=True, exist_ok=True)
-        store.write_atomic(output, page)
     inside = result_dir / REPORT_FILE
     if output is None or output.resolve() != inside.resolve():
         try:
@@ -267,6 +264,9 @@ def write_report(result_dir: Path, output: Path | None = None) -> tuple[Path, li
             if output is None:
                 raise
             warnings.append(f"could not store a copy in the result directory: {inside}: {exc}")
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        store.write_atomic(output, page)
     return (output if output is not None else inside), warnings
 
 
