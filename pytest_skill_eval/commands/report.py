@@ -95,8 +95,14 @@ def _variant(gdir: Path, name: str, declared: Mapping[str, Any], result_dir: Pat
     if (run_dir / "final-response.txt").is_file():
         final_response = (run_dir / "final-response.txt").read_bytes().decode("utf-8", errors="replace")
     workspace: tuple[FileDiff, ...] = ()
+    initial = store.read_files(run_dir / "workspace-initial")
     if (run_dir / "workspace").is_dir():
-        workspace = diff_trees(store.read_files(run_dir / "workspace-initial"), store.read_files(run_dir / "workspace"))
+        workspace = diff_trees(initial, store.read_files(run_dir / "workspace"))
+    turn_workspaces: dict[int, tuple[FileDiff, ...]] = {}
+    if (run_dir / "turns").is_dir():
+        for entry in (run_dir / "turns").iterdir():
+            if entry.name.isdigit() and (entry / "workspace").is_dir():
+                turn_workspaces[int(entry.name)] = diff_trees(initial, store.read_files(entry / "workspace"))
     stderr, stderr_size = None, 0
     if (run_dir / "stderr.txt").is_file():
         text = (run_dir / "stderr.txt").read_bytes().decode("utf-8", errors="replace")
@@ -109,7 +115,7 @@ def _variant(gdir: Path, name: str, declared: Mapping[str, Any], result_dir: Pat
         with events.open(encoding="utf-8", errors="replace") as lines:
             steps = assistant_steps(lines, ranges)
     return ReportVariant(name=name, dir=_relative(run_dir, result_dir), run=run, transcript=transcript,
-                         final_response=final_response, declared=declared, workspace=workspace, steps=steps, stderr=stderr, stderr_size=stderr_size,
+                         final_response=final_response, declared=declared, workspace=workspace, turn_workspaces=turn_workspaces, steps=steps, stderr=stderr, stderr_size=stderr_size,
                          context_requests=observed.requests if observed is not None else (),
                          problems=tuple(problems))
 

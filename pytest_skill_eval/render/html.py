@@ -123,6 +123,8 @@ class ReportVariant:
     #: the definition's declaration of this variant (skills, target, context, source)
     declared: Mapping[str, Any] = field(default_factory=dict)
     workspace: tuple[FileDiff, ...] = ()
+    #: per turn index, ``turns/<n>/workspace/`` against the fixture copy (only turns that have a snapshot)
+    turn_workspaces: Mapping[int, tuple[FileDiff, ...]] = field(default_factory=dict)
     #: the end of ``stderr.txt`` (at most STDERR_SHOWN characters), ``None`` when absent or empty
     stderr: str | None = None
     stderr_size: int = 0

@@ -240,6 +240,16 @@ def test_page_shows_what_differs_and_says_it_was_read_now(hostile_result: Path) 
     assert candidate.anchor("final workspace changes") is None
 
 
+def test_turn_snapshots_are_diffed_against_the_fixture(hostile_result: Path) -> None:
+    snapshot = hostile_result / "groups" / "001-hostile" / "candidate" / "turns" / "1" / "workspace"
+    snapshot.mkdir(parents=True)
+    (snapshot / "start.md").write_text("start\nafter turn one\n")
+    candidate = load_report(hostile_result).groups[0].variant("candidate")
+    assert candidate is not None
+    assert [(d.path, d.change) for d in candidate.turn_workspaces[1]] == [("start.md", "modified")]
+    assert "workspace after turn 1, against the fixture" in render_report(load_report(hostile_result))
+
+
 def test_changed_source_is_not_shown_as_the_run_time_contents(hostile_result: Path) -> None:
     root = hostile_result.parents[2]
     (root / "skills" / "notes" / "SKILL.md").write_text("edited after the run\n")
