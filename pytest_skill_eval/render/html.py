@@ -47,6 +47,8 @@ from pytest_skill_eval.render.text import escape_path, neutralise
 
 #: a file larger than this is not diffed, only named with its sizes
 DIFF_MAX_BYTES = 512 * 1024
+#: a text longer than this (a tool result, a response, a system prompt) is cut in the page
+TEXT_SHOWN = 100_000
 #: how much of the end of a run's stderr.txt the page shows
 STDERR_SHOWN = 8000
 #: a diff longer than this many lines is cut (the file itself is in the evidence)
@@ -352,6 +354,12 @@ def _pretty(value: Any) -> str:
     return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)
 
 
+def _cut(text: str, where: str = "the evidence") -> str:
+    if len(text) <= TEXT_SHOWN:
+        return text
+    return text[:TEXT_SHOWN] + f"\n[… cut: {len(text) - TEXT_SHOWN:,} more characters; the whole text is in {where}]"
+
+
 def _number(value: float) -> str:
     return f"{int(value):,}" if float(value).is_integer() else f"{value:,.2f}"
 
@@ -380,7 +388,7 @@ def _environment() -> Environment:
         finalize=_finalize,
     )
     # path cells as the text view writes them: backslash, tab, CR and LF escaped, one line
-    env.filters.update(path=escape_path, pretty=_pretty, number=_number, cost=_cost, short=_short)
+    env.filters.update(path=escape_path, cut=_cut, pretty=_pretty, number=_number, cost=_cost, short=_short)
     env.globals.update(turn_of=turn_of, duration=_duration)
     return env
 

@@ -26,6 +26,7 @@ from pytest_skill_eval.grading.results import ComparisonResult, ExpectationResul
 from pytest_skill_eval.observation import ToolCall, Turn
 from pytest_skill_eval.render.html import (
     DIFF_MAX_LINES,
+    TEXT_SHOWN,
     assistant_steps,
     diff_files,
     diff_trees,
@@ -80,6 +81,16 @@ def test_diff_files() -> None:
     long = diff_files("long.md", None, "".join(f"{i}\n" for i in range(DIFF_MAX_LINES + 10)).encode())
     assert len(long.lines) == DIFF_MAX_LINES and long.note is not None and "cut" in long.note
     assert [d.path for d in diff_trees({"same": b"1", "gone": b"2"}, {"same": b"1", "new": b"3"})] == ["gone", "new"]
+
+
+def test_long_texts_are_cut_in_the_page(hostile_result: Path) -> None:
+    transcript = hostile_result / "groups" / "001-hostile" / "candidate" / "transcript.json"
+    data = json.loads(transcript.read_text())
+    data["turns"][0]["tool_calls"][0]["result_text"] = "y" * (TEXT_SHOWN + 5)
+    _write(transcript, data)
+    page = render_report(load_report(hostile_result))
+    assert "y" * (TEXT_SHOWN + 1) not in page
+    assert "[… cut: 5 more characters; the whole text is in transcript.json]" in page
 
 
 def test_assistant_steps_by_turn_range() -> None:

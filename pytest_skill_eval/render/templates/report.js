@@ -16,7 +16,8 @@
     group.addEventListener("toggle", function () { if (group.open) load(group); });
   });
   function openFromHash() {
-    var wanted = decodeURIComponent(location.hash.slice(1));
+    var wanted;
+    try { wanted = decodeURIComponent(location.hash.slice(1)); } catch (e) { return; }
     var match = /^g\d+/.exec(wanted);
     if (!match) return;
     var group = document.getElementById(match[0]);
