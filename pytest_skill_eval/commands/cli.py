@@ -40,6 +40,14 @@ def _parser() -> argparse.ArgumentParser:
     view.add_argument("--group", help="Group id or one-based position")
     view.add_argument("--variant", choices=("baseline", "candidate"))
 
+    report = sub.add_parser(
+        "report", help="Write the self-contained HTML report of a stored result",
+        epilog="The page is stored as report.html in the result directory (and written to -o FILE too). "
+               "Exit status: 0 written, 2 no such result or the page could not be written.",
+    )
+    report.add_argument("target", help="Result id, a unique prefix of one, 'latest', or a result directory")
+    report.add_argument("-o", "--output", metavar="FILE", help="Also write the page to FILE")
+
     sub.add_parser("list", help="List the stored results of the current directory (the definition root)")
 
     regrade = sub.add_parser("regrade", help="Re-grade stored evidence without running any subject")
@@ -91,6 +99,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             text, problems = render_checked(args.target, Path.cwd(), group=args.group, variant=args.variant)
             print(text, end="")
             return _problems_exit(problems, "the view")
+        if args.command == "report":
+            from pytest_skill_eval.commands.report import report as write_html
+
+            try:
+                written, warnings = write_html(args.target, Path.cwd(), Path(args.output) if args.output else None)
+            except OSError as exc:
+                print(f"skill-eval: error: the report could not be written: {exc}", file=sys.stderr)
+                return 2
+            for warning in warnings:
+                print(f"skill-eval: warning: {warning}", file=sys.stderr)
+            print(f"report written: {written}")
+            return 0
         if args.command == "list":
             from pytest_skill_eval.commands.view import list_checked
 

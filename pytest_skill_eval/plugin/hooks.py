@@ -66,6 +66,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="With trials: the pass rate below which a candidate expectation fails the group (default: 1.0)")
     group.addoption("--skill-eval-alpha", default=None, metavar="ALPHA",
                     help="With trials: the significance level of a regression (default: 0.05)")
+    group.addoption("--skill-eval-html", metavar="PATH", default=None,
+                    help="Write the self-contained HTML report of the result to PATH at session end "
+                         "(a copy is stored as report.html in the result directory)")
+    parser.addini("skill_eval_html", "Default for --skill-eval-html, relative to the ini file", default="")
     parser.addini("skill_eval_paths", "Suites or groups collected by plain pytest (like testpaths)", type="paths", default=[])
     parser.addini("skill_eval_fail_on", "Default for --skill-eval-fail-on", default="candidate")
     parser.addini("skill_eval_host", "Default for --skill-eval-host", default="")

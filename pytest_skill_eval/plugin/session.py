@@ -104,6 +104,8 @@ class SkillEvalSession:
         self.cancelled = False
         #: why pytest stopped before every selected group ran (-x, --maxfail), if it did
         self.stopped: str | None = None
+        #: where ``--skill-eval-html`` wrote the report, once it did
+        self.html_report: Path | None = None
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> SkillEvalSession | None:
@@ -363,6 +365,8 @@ class SkillEvalSession:
                 state = ""
         if self.config.get_verbosity() < 0:
             tr.write_line(f"skill-eval result {self.result_id}{state}: skill-eval view {self.result_id}")
+            if self.html_report is not None:
+                tr.write_line(f"skill-eval html report: {self.html_report}")
             return
         tr.section("skill-eval")
         rows = [(r.nodeid, r.outcome, r.verdict) for r in self.reported.values()]
@@ -371,6 +375,8 @@ class SkillEvalSession:
             for line in summary_table(rows):
                 tr.line(line)
         tr.line(f"result {self.result_id}{state}: {self.result_dir}")
+        if self.html_report is not None:
+            tr.line(f"html report: {self.html_report}")
         tr.line(f"view it with: skill-eval view {self.result_id} [--group <position>] [--variant baseline|candidate]")
 
     def pytest_keyboard_interrupt(self, excinfo: pytest.ExceptionInfo[BaseException]) -> None:
@@ -401,6 +407,39 @@ class SkillEvalSession:
         write_batch_summary(self.result_dir, self.result_id, interrupted=self.cancelled,
                             stopped=str(stopped) if stopped else None, trials=self.trials.count,
                             seed=self.trials.seed if self.trials.count > 1 or self.trials.seed_given else None)
+        self.write_html_report()
+
+    def html_report_path(self) -> Path | None:
+        """``--skill-eval-html`` (from the invocation directory), else ``skill_eval_html`` (from the ini file)."""
+        option = self.config.getoption("skill_eval_html", None)
+        if option:
+            return Path(self.config.invocation_params.dir) / str(option)
+        ini = str(self.config.getini("skill_eval_html") or "")
+        if not ini:
+            return None
+        base: Path = self.config.inipath.parent if self.config.inipath is not None else self.config.rootpath
+        return base / ini
+
+    def write_html_report(self) -> None:
+        """The HTML report, after ``result.json``, when one was asked for (controller only)."""
+        target = self.html_report_path()
+        if target is None:
+            return
+        from pytest_skill_eval.commands.report import write_report
+
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        try:
+            written, warnings = write_report(self.result_dir, target)
+        except Exception as exc:  # a report that cannot be made must not hide the run's own outcome
+            self.html_report = None
+            if reporter is not None:
+                reporter.write_line(f"skill-eval: the HTML report could not be written to {target}: "
+                                    f"{type(exc).__name__}: {exc}", red=True)
+            return
+        self.html_report = written
+        if reporter is not None:
+            for warning in warnings:
+                reporter.write_line(f"skill-eval: {warning}", yellow=True)
 
 
 class FinishGuard:

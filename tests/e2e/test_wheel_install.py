@@ -75,3 +75,7 @@ def test_skill_eval_run_from_the_wheel_runs_the_quickstart_without_warnings(inst
     assert "transitions: 2 fail-to-pass" in output
     (result_dir,) = (project / ".skill-eval" / "runs").glob("2*")
     assert (result_dir / "result.json").is_file()
+    # the HTML report's templates are package data of the wheel
+    report = run(installed / "skill-eval", "report", "latest", cwd=project, env=env)
+    assert report.returncode == 0, report.stdout + report.stderr
+    assert "fail-to-pass" in (result_dir / "report.html").read_text()

@@ -1,0 +1,282 @@
+"""``skill-eval report``: the self-contained HTML report of a stored result.
+
+Reads the evidence through its records (:mod:`..evidence.records`, ``GroupGrade``), builds
+the diffs, and hands everything to the pure renderer :mod:`..render.html`. The page is
+written atomically to ``<result>/report.html`` and, with ``-o``, to another file too.
+
+The evidence keeps skills and context items as fingerprints only. For the "what differs
+between the two targets" section, each differing file is materialised again **now** from
+the variant's recorded source (the working tree under ``source.root``, or the exact Git
+commit ``source.commit``) with the run's own snapshot code, and shown only when its
+sha256 still equals the fingerprint recorded at run time; the page says so.
+"""
+
+from __future__ import annotations
+
+import tempfile
+from collections.abc import Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, cast
+
+from pytest_skill_eval import __version__
+from pytest_skill_eval.errors import EvidenceError, MalformedGrade, SkillEvalError
+from pytest_skill_eval.evidence import layout, records, store
+from pytest_skill_eval.evidence.locate import regrade_files, regrade_time, resolve_result
+from pytest_skill_eval.evidence.reader import read_grade, read_record
+from pytest_skill_eval.grading.results import GroupGrade
+from pytest_skill_eval.render.html import (
+    STDERR_SHOWN,
+    FileDiff,
+    Report,
+    ReportGroup,
+    ReportVariant,
+    ResourceFile,
+    assistant_steps,
+    diff_files,
+    diff_trees,
+    render_report,
+    resource_key,
+)
+
+#: the report's name inside the result directory
+REPORT_FILE = "report.html"
+
+_VARIANTS = ("baseline", "candidate")
+
+
+def _relative(path: Path, result_dir: Path) -> str:
+    try:
+        return path.relative_to(result_dir).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def _read(kind: type[records.Record], path: Path, result_dir: Path, problems: list[str]) -> Any:
+    """The record at *path*, None when absent; a file that is not one becomes a problem."""
+    if not path.is_file():
+        return None
+    try:
+        return read_record(kind, path)
+    except (EvidenceError, OSError) as exc:
+        problems.append(f"{_relative(path, result_dir)}: {exc}")
+        return None
+
+
+def _read_grade(path: Path, result_dir: Path, problems: list[str]) -> GroupGrade | None:
+    if not path.is_file():
+        return None
+    try:
+        return read_grade(path)
+    except (EvidenceError, MalformedGrade, OSError) as exc:
+        problems.append(f"{_relative(path, result_dir)}: {exc}")
+        return None
+
+
+def _newest_grade(gdir: Path, grade_path: Path, result_dir: Path,
+                  problems: list[str]) -> tuple[GroupGrade | None, str | None]:
+    """The newest regrade that reads (and a note saying so), else the run's own grade."""
+    for path in regrade_files(gdir):
+        grade = _read_grade(path, result_dir, problems)
+        if grade is not None:
+            original = _read_grade(grade_path, result_dir, [])
+            note = (f"regraded {regrade_time(path)} by skill-eval regrade, {_relative(path, result_dir)}; "
+                    f"the run's own grade: {original.state if original else 'none'}")
+            return grade, note
+    return _read_grade(grade_path, result_dir, problems), None
+
+
+def _variant(gdir: Path, name: str, declared: Mapping[str, Any], result_dir: Path) -> ReportVariant:
+    run_dir = gdir / name
+    problems: list[str] = []
+    run = _read(records.RunRecord, run_dir / "run.json", result_dir, problems)
+    transcript = _read(records.TranscriptRecord, run_dir / "transcript.json", result_dir, problems)
+    final_response = None
+    if (run_dir / "final-response.txt").is_file():
+        final_response = (run_dir / "final-response.txt").read_bytes().decode("utf-8", errors="replace")
+    workspace: tuple[FileDiff, ...] = ()
+    initial = store.read_files(run_dir / "workspace-initial")
+    if (run_dir / "workspace").is_dir():
+        workspace = diff_trees(initial, store.read_files(run_dir / "workspace"))
+    turn_workspaces: dict[int, tuple[FileDiff, ...]] = {}
+    if (run_dir / "turns").is_dir():
+        for entry in (run_dir / "turns").iterdir():
+            if entry.name.isdigit() and (entry / "workspace").is_dir():
+                turn_workspaces[int(entry.name)] = diff_trees(initial, store.read_files(entry / "workspace"))
+    stderr, stderr_size = None, 0
+    if (run_dir / "stderr.txt").is_file():
+        text = (run_dir / "stderr.txt").read_bytes().decode("utf-8", errors="replace")
+        stderr, stderr_size = (text[-STDERR_SHOWN:] or None), len(text)
+    observed = _read(records.ContextObservations, run_dir / "context-observations.json", result_dir, problems)
+    steps = {}
+    events = run_dir / "events.jsonl"
+    if transcript is not None and events.is_file():
+        ranges = {t.turn.index: t.events for t in transcript.turns}
+        with events.open(encoding="utf-8", errors="replace") as lines:
+            steps = assistant_steps(lines, ranges)
+    return ReportVariant(name=name, dir=_relative(run_dir, result_dir), run=run, transcript=transcript,
+                         final_response=final_response, declared=declared, workspace=workspace, turn_workspaces=turn_workspaces, steps=steps, stderr=stderr, stderr_size=stderr_size,
+                         context_requests=observed.requests if observed is not None else (),
+                         problems=tuple(problems))
+
+
+def _fingerprints(run_dir: Path, result_dir: Path, problems: list[str]) -> dict[str, dict[str, str]]:
+    """``{resource key: {file: sha256}}`` recorded before the run (keys like ``skills/0/rollback``)."""
+    path = run_dir / "fingerprints.json"
+    if not path.is_file():
+        return {}
+    try:
+        data = store.read_json(path)
+        before = data["before"]
+        return {resource_key(str(k)): {str(f): str(s) for f, s in v.items()} for k, v in before.items()}
+    except (EvidenceError, OSError, KeyError, TypeError, AttributeError) as exc:
+        problems.append(f"{_relative(path, result_dir)}: expected {{\"before\": {{...}}, \"after\": {{...}}}}: {exc}")
+        return {}
+
+
+def _declared_path(declared: Mapping[str, Any], key: str) -> str | None:
+    """The definition's path for a resource key ``skills/<i>/<name>`` or ``context/<i>/<name>``."""
+    parts = key.split("/")
+    if len(parts) < 2 or parts[0] not in ("skills", "context") or not parts[1].isdigit():
+        return None
+    items = declared.get(parts[0]) or []
+    index = int(parts[1])
+    return str(items[index]) if isinstance(items, list) and index < len(items) else None
+
+
+def _materialise(run: records.RunRecord | None, rel: str, dest: Path) -> str:
+    """Copy the variant's declared path *rel* from its recorded source into *dest*; says from where."""
+    from pytest_skill_eval.sources.snapshots import GitSource, copy_working_tree
+
+    if run is None or run.source is None:
+        raise SkillEvalError("the run recorded no source")
+    root = Path(run.source.root)
+    if run.source.kind == "git":
+        if not run.source.commit:
+            raise SkillEvalError("the run recorded no commit")
+        GitSource(root, run.source.commit).copy(rel, dest)
+        return f"commit {run.source.commit[:12]} of the repository at {root}"
+    copy_working_tree(root, rel, dest)
+    return f"the working tree {root}"
+
+
+def _now_contents(variant: ReportVariant, key: str, expected: Mapping[str, str],
+                  scratch: Path) -> tuple[dict[str, bytes] | None, str]:
+    """The resource's files read now, when they still match the recorded fingerprints."""
+    rel = _declared_path(variant.declared, key)
+    if rel is None:
+        return None, f"{variant.name}: the definition does not declare {key}"
+    dest = scratch / variant.name / key
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        where = _materialise(variant.run, rel, dest)
+    except (SkillEvalError, OSError) as exc:
+        return None, f"{variant.name}: {rel} cannot be read now ({exc})"
+    now = store.fingerprint_tree(dest)
+    if dict(now) != dict(expected):
+        return None, (f"{variant.name}: {rel} in {where} has changed since the run (its fingerprints differ), "
+                      "so its contents are not shown")
+    files = {".": dest.read_bytes()} if dest.is_file() else store.read_files(dest)
+    return files, f"{variant.name}: {rel} read now from {where}"
+
+
+def _resources(gdir: Path, variants: tuple[ReportVariant, ...], result_dir: Path,
+               problems: list[str]) -> tuple[ResourceFile, ...]:
+    by_name = {v.name: v for v in variants}
+    prints = {name: _fingerprints(gdir / name, result_dir, problems) for name in _VARIANTS}
+    keys = sorted(set(prints["baseline"]) | set(prints["candidate"]),
+                  key=lambda k: (k.split("/")[0] != "skills", k))
+    found: list[ResourceFile] = []
+    with tempfile.TemporaryDirectory(prefix="skill-eval-report-") as tmp:
+        scratch = Path(tmp)
+        for key in keys:
+            b, c = prints["baseline"].get(key, {}), prints["candidate"].get(key, {})
+            contents: dict[str, dict[str, bytes] | None] = {}
+            notes: list[str] = []
+            if b != c:
+                for name in _VARIANTS:
+                    variant = by_name.get(name)
+                    if key not in prints[name]:
+                        contents[name] = {}  # the resource is not declared on this side
+                    elif variant is not None:
+                        files, said = _now_contents(variant, key, prints[name][key], scratch)
+                        contents[name] = files
+                        notes.append(said)
+            readable = all(contents.get(n) is not None for n in _VARIANTS)
+            for rel in sorted(set(b) | set(c)):
+                diff: FileDiff | None = None
+                note: str | None = None
+                if b.get(rel) != c.get(rel):
+                    if readable:
+                        before = cast("dict[str, bytes]", contents["baseline"]).get(rel)
+                        after = cast("dict[str, bytes]", contents["candidate"]).get(rel)
+                        shown = key if rel == "." else f"{key}/{rel}"
+                        diff = diff_files(shown, before, after)
+                    note = "; ".join(notes) if notes else None
+                found.append(ResourceFile(resource=key, file=rel, baseline=b.get(rel), candidate=c.get(rel),
+                                          diff=diff, note=note))
+    return tuple(found)
+
+
+def _group(gdir: Path, result_dir: Path) -> ReportGroup:
+    problems: list[str] = []
+    definition = _read(records.DefinitionRecord, gdir / "definition.json", result_dir, problems)
+    record_file = layout.group_record_file(gdir)
+    record: records.GroupRecord | records.InvalidGroupRecord | None = None
+    raw: Mapping[str, Any] = {}
+    if record_file is not None:
+        try:
+            raw = store.read_json(record_file)
+            record = records.parse_group(raw, record_file)
+        except (EvidenceError, OSError) as exc:
+            problems.append(f"{_relative(record_file, result_dir)}: {exc}")
+    grade_path = layout.grade_file(gdir, record) if record is not None else gdir / layout.GRADE_FILE
+    grade, regrade = _newest_grade(gdir, grade_path, result_dir, problems)
+    declared_all = (definition.definition.get("variants") or {}) if definition is not None else {}
+    variants = tuple(
+        _variant(gdir, name, declared_all.get(name) or {} if isinstance(declared_all, dict) else {}, result_dir)
+        for name in _VARIANTS
+        if (gdir / name).is_dir()
+    )
+    resources = _resources(gdir, variants, result_dir, problems)
+    return ReportGroup(dir=gdir.name, position=layout.group_position(gdir.name), record=record, grade=grade,
+                       regrade=regrade, definition=definition, variants=variants, resources=resources,
+                       problems=tuple(problems))
+
+
+def load_report(result_dir: Path, *, now: datetime | None = None) -> Report:
+    """Everything the HTML report shows of *result_dir*; unreadable files become problems."""
+    problems: list[str] = []
+    summary = _read(records.ResultRecord, result_dir / "result.json", result_dir, problems)
+    groups = tuple(_group(gdir, result_dir) for gdir in layout.group_dirs(result_dir))
+    stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M:%S UTC")
+    return Report(result_id=result_dir.name, path=str(result_dir), summary=summary, groups=groups,
+                  generated_at=stamp, version=__version__, problems=tuple(problems))
+
+
+def write_report(result_dir: Path, output: Path | None = None) -> tuple[Path, list[str]]:
+    """Render *result_dir* into ``<result>/report.html`` (and *output*); atomic writes.
+
+    Returns the path written to (*output* when given) and warnings: a result directory
+    that cannot take the copy (a read-only artifact) is a warning when *output* was written.
+    """
+    page = render_report(load_report(result_dir)).encode("utf-8")
+    warnings: list[str] = []
+    inside = result_dir / REPORT_FILE
+    if output is None or output.resolve() != inside.resolve():
+        try:
+            store.write_atomic(inside, page)
+        except OSError as exc:
+            if output is None:
+                raise
+            warnings.append(f"could not store a copy in the result directory: {inside}: {exc}")
+    if output is not None:
+        output.parent.mkdir(parents=True, exist_ok=True)
+        store.write_atomic(output, page)
+    return (output if output is not None else inside), warnings
+
+
+def report(target: str, cwd: Path, output: Path | None = None) -> tuple[Path, list[str]]:
+    """``skill-eval report <target> [-o FILE]``: resolve the result, then :func:`write_report`."""
+    result_dir = resolve_result(target, cwd)
+    return write_report(result_dir, output)

@@ -1,0 +1,471 @@
+"""The self-contained HTML report of a stored result (pure: records in, one HTML string out).
+
+Everything the subject produced (agent text, tool arguments and results, file names and
+contents, even group ids) is untrusted. It reaches the page only through Jinja2 templates
+with autoescaping on, after :func:`~.text.neutralise` (control, format and separator
+characters shown as ``\\uXXXX``, as in the text view). The page also carries a content
+security policy that allows nothing but its own inline script and style, by hash
+(``default-src 'none'``): no network request of any kind, no inline event handler, no
+injected script can run even if an escape were missed.
+
+Large results stay usable: the overview is plain HTML, and each group's details are
+rendered into an HTML string that is embedded as a JSON string in a
+``<script type="application/json">`` element (``<``, ``>`` and ``&`` written as ``\\u003c``
+…, so the element cannot be closed early). The browser keeps it as inert text; the inline
+script turns one group into DOM only when it is opened.
+
+The loading (files, records, diffs) lives in :mod:`pytest_skill_eval.commands.report`.
+"""
+
+from __future__ import annotations
+
+import base64
+import difflib
+import hashlib
+import json
+import re
+from collections import Counter
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+from markupsafe import Markup
+
+from pytest_skill_eval.evidence.records import (
+    DefinitionRecord,
+    GroupRecord,
+    InvalidGroupRecord,
+    ResultRecord,
+    RunRecord,
+    TranscriptRecord,
+    Usage,
+)
+from pytest_skill_eval.grading.results import ExpectationResult, GroupGrade
+from pytest_skill_eval.observation import ContextRequest, Turn
+from pytest_skill_eval.render.text import escape_path, neutralise
+
+#: a file larger than this is not diffed, only named with its sizes
+DIFF_MAX_BYTES = 512 * 1024
+#: a text longer than this (a tool result, a response, a system prompt) is cut in the page
+TEXT_SHOWN = 100_000
+#: how much of the end of a run's stderr.txt the page shows
+STDERR_SHOWN = 8000
+#: a diff longer than this many lines is cut (the file itself is in the evidence)
+DIFF_MAX_LINES = 2000
+
+_TURN = re.compile(r"\bturns? (\d+)\b")
+_CALL = re.compile(r"\btool call (\S+?)(?:,|\s|$)")
+
+
+# ------------------------------------------------------------------------------- values
+
+
+@dataclass(frozen=True, slots=True)
+class DiffLine:
+    """One line of a unified diff: ``add``, ``del``, ``ctx`` or ``hunk`` (the ``@@`` header)."""
+
+    tag: Literal["add", "del", "ctx", "hunk"]
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class FileDiff:
+    """How one file differs between two trees; ``note`` says why lines are missing or cut."""
+
+    path: str
+    change: Literal["added", "removed", "modified", "unchanged"]
+    lines: tuple[DiffLine, ...] = ()
+    note: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceFile:
+    """One file of a declared resource (skill or context item) in both variants' fingerprints.
+
+    ``baseline``/``candidate`` are the sha256 recorded at run time (``None``: not in that
+    variant). ``diff`` is set when the contents could be read now from the variant's source
+    and match the recorded fingerprints; ``note`` says where they were read, or why not.
+    """
+
+    resource: str
+    file: str
+    baseline: str | None
+    candidate: str | None
+    diff: FileDiff | None = None
+    note: str | None = None
+
+    @property
+    def status(self) -> str:
+        if self.baseline is None:
+            return "only candidate"
+        if self.candidate is None:
+            return "only baseline"
+        return "same" if self.baseline == self.candidate else "differs"
+
+
+@dataclass(frozen=True, slots=True)
+class AssistantStep:
+    """One assistant message of a turn, from ``events.jsonl``: its text and the tool calls it made."""
+
+    text: str
+    thinking: str
+    call_ids: tuple[str, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class ReportVariant:
+    """What the report shows of one variant directory."""
+
+    name: str
+    dir: str
+    run: RunRecord | None = None
+    transcript: TranscriptRecord | None = None
+    final_response: str | None = None
+    #: the definition's declaration of this variant (skills, target, context, source)
+    declared: Mapping[str, Any] = field(default_factory=dict)
+    workspace: tuple[FileDiff, ...] = ()
+    #: per turn index, ``turns/<n>/workspace/`` against the fixture copy (only turns that have a snapshot)
+    turn_workspaces: Mapping[int, tuple[FileDiff, ...]] = field(default_factory=dict)
+    #: the end of ``stderr.txt`` (at most STDERR_SHOWN characters), ``None`` when absent or empty
+    stderr: str | None = None
+    stderr_size: int = 0
+    #: ``context-observations.json``: what each model request's system prompt held (context-text groups only)
+    context_requests: tuple[ContextRequest, ...] = ()
+    #: per turn index, the assistant messages in order (empty when events.jsonl is absent)
+    steps: Mapping[int, tuple[AssistantStep, ...]] = field(default_factory=dict)
+    problems: tuple[str, ...] = ()
+
+    def anchor(self, location: str) -> tuple[str, str] | None:
+        """``(anchor suffix, link text)`` of what an expectation location points at in this variant.
+
+        ``turn 1, tool call call_1_0_0 (read)`` links to that call (``t1-c0``), a location that
+        names only a turn (``workspace x after turn 2``) to the turn (``t2``).
+        """
+        turn = turn_of(location)
+        if turn is None:
+            return None
+        call = _CALL.search(location)
+        if call is not None and self.transcript is not None:
+            for stored in self.transcript.turns:
+                if stored.turn.index == turn:
+                    for position, c in enumerate(stored.turn.tool_calls):
+                        if c.id == call.group(1):
+                            return f"t{turn}-c{position}", f"turn {turn}, {c.name} call"
+        return f"t{turn}", f"turn {turn}"
+
+    def timeline(self, turn: Turn) -> tuple[tuple[str, Any], ...]:
+        """The turn in order: ``("thinking"|"text", str)`` and ``("call", (position, ToolCall))`` items.
+
+        From the assistant messages of ``events.jsonl`` when they are there; every tool
+        call of the transcript appears exactly once (calls no message named come last).
+        """
+        calls = {c.id: (position, c) for position, c in enumerate(turn.tool_calls)}
+        items: list[tuple[str, Any]] = []
+        shown: set[str] = set()
+        for step in self.steps.get(turn.index, ()):
+            if step.thinking:
+                items.append(("thinking", step.thinking))
+            if step.text:
+                items.append(("text", step.text))
+            for call_id in step.call_ids:
+                if call_id in calls and call_id not in shown:
+                    items.append(("call", calls[call_id]))
+                    shown.add(call_id)
+        items += [("call", (p, c)) for p, c in enumerate(turn.tool_calls) if c.id not in shown]
+        return tuple(items)
+
+    @property
+    def usage(self) -> Usage | None:
+        return self.run.ran.usage if self.run is not None and self.run.ran is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class ReportGroup:
+    """What the report shows of one ``groups/NNN-<id>`` directory."""
+
+    dir: str
+    position: int
+    record: GroupRecord | InvalidGroupRecord | None = None
+    grade: GroupGrade | None = None
+    #: when *grade* is a regrade: which file, when, and what the run's own grade said
+    regrade: str | None = None
+    definition: DefinitionRecord | None = None
+    variants: tuple[ReportVariant, ...] = ()
+    resources: tuple[ResourceFile, ...] = ()
+    problems: tuple[str, ...] = ()
+
+    @property
+    def id(self) -> str:
+        if self.record is not None and self.record.id is not None:
+            return self.record.id
+        return self.dir
+
+    @property
+    def state(self) -> str:
+        return self.record.state if self.record is not None else "unknown"
+
+    @property
+    def type(self) -> str:
+        return self.record.type if isinstance(self.record, GroupRecord) else "-"
+
+    @property
+    def review_questions(self) -> tuple[str, ...]:
+        return self.record.review_questions if isinstance(self.record, GroupRecord) else ()
+
+    def variant(self, name: str) -> ReportVariant | None:
+        return next((v for v in self.variants if v.name == name), None)
+
+    def variant_state(self, name: str) -> str:
+        if self.record is not None and name in self.record.variants:
+            return self.record.variants[name].state  # type: ignore[index]
+        v = self.variant(name)
+        return v.run.state if v is not None and v.run is not None else "unknown"
+
+    @property
+    def transitions(self) -> tuple[str, ...]:
+        return tuple(c.transition for c in self.grade.comparisons) if self.grade is not None else ()
+
+    @property
+    def turn_count(self) -> int:
+        """The most turns either variant's transcript holds (turns are shown side by side)."""
+        return max((len(v.transcript.turns) for v in self.variants if v.transcript is not None), default=0)
+
+    def expectations(self, variant: str) -> tuple[ExpectationResult, ...]:
+        return tuple(e for e in self.grade.expectations if e.variant == variant) if self.grade is not None else ()
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    """A stored result as the HTML report sees it."""
+
+    result_id: str
+    path: str
+    summary: ResultRecord | None
+    groups: tuple[ReportGroup, ...]
+    generated_at: str
+    version: str
+    problems: tuple[str, ...] = ()
+
+
+# ------------------------------------------------------------------------------ helpers
+
+
+def diff_files(path: str, before: bytes | None, after: bytes | None) -> FileDiff:
+    """A unified diff of one file (``None``: absent on that side); binary or huge files get a note."""
+    change: Literal["added", "removed", "modified", "unchanged"] = (
+        "added" if before is None else "removed" if after is None else "unchanged" if before == after else "modified"
+    )
+    sizes = f"{len(before) if before is not None else '-'} -> {len(after) if after is not None else '-'} bytes"
+    if max(len(before or b""), len(after or b"")) > DIFF_MAX_BYTES:
+        return FileDiff(path, change, note=f"not diffed: larger than {DIFF_MAX_BYTES // 1024} KiB ({sizes})")
+    try:
+        old = (before or b"").decode("utf-8").splitlines()
+        new = (after or b"").decode("utf-8").splitlines()
+    except UnicodeDecodeError:
+        return FileDiff(path, change, note=f"binary file, not diffed ({sizes})")
+    lines: list[DiffLine] = []
+    for raw in difflib.unified_diff(old, new, lineterm="", n=3):
+        if raw.startswith(("---", "+++")):
+            continue
+        if raw.startswith("@@"):
+            lines.append(DiffLine("hunk", raw))
+        elif raw.startswith("+"):
+            lines.append(DiffLine("add", raw[1:]))
+        elif raw.startswith("-"):
+            lines.append(DiffLine("del", raw[1:]))
+        else:
+            lines.append(DiffLine("ctx", raw[1:]))
+    note = None
+    if len(lines) > DIFF_MAX_LINES:
+        note = f"diff cut at {DIFF_MAX_LINES} of {len(lines)} lines; the whole file is in the evidence"
+        lines = lines[:DIFF_MAX_LINES]
+    if change == "modified" and not lines:
+        note = "only line endings or a final newline differ"
+    return FileDiff(path, change, tuple(lines), note)
+
+
+def assistant_steps(lines: Iterable[str], ranges: Mapping[int, tuple[int, int | None]]) -> dict[int, tuple[AssistantStep, ...]]:
+    """The assistant messages of each turn: ``message_end`` records of ``events.jsonl`` lines.
+
+    *ranges* maps a turn index to its ``[first, last]`` line range (``last`` ``None``: to the end).
+    Lines that are not JSON objects, and messages of other roles, are skipped.
+    """
+    found: dict[int, list[AssistantStep]] = {index: [] for index in ranges}
+    for number, line in enumerate(lines):
+        if '"message_end"' not in line:
+            continue
+        try:
+            record = json.loads(line)
+        except ValueError:
+            continue
+        message = record.get("message") if isinstance(record, dict) and record.get("type") == "message_end" else None
+        if not isinstance(message, dict) or message.get("role") != "assistant" or not isinstance(message.get("content"), list):
+            continue
+        turn = next((i for i, (first, last) in ranges.items() if first <= number and (last is None or number <= last)), None)
+        if turn is None:
+            continue
+        blocks = [b for b in message["content"] if isinstance(b, dict)]
+        text = "".join(str(b.get("text", "")) for b in blocks if b.get("type") == "text")
+        thinking = "".join(str(b.get("thinking", "")) for b in blocks if b.get("type") == "thinking")
+        calls = tuple(str(b.get("id")) for b in blocks if b.get("type") == "toolCall")
+        found[turn].append(AssistantStep(text, thinking, calls))
+    return {index: tuple(steps) for index, steps in found.items()}
+
+
+def diff_trees(before: Mapping[str, bytes], after: Mapping[str, bytes]) -> tuple[FileDiff, ...]:
+    """Every file added, removed or modified from *before* to *after*, by path."""
+    return tuple(
+        diff_files(rel, before.get(rel), after.get(rel))
+        for rel in sorted(set(before) | set(after))
+        if before.get(rel) != after.get(rel)
+    )
+
+
+def resource_key(path: str) -> str:
+    """``skills/0/rollback`` from a fingerprinted scratch path ``…/<variant>/resources/skills/0/rollback``."""
+    marker = "/resources/"
+    cut = path.rfind(marker)
+    return path[cut + len(marker):] if cut >= 0 else path
+
+
+def turn_of(location: str) -> int | None:
+    """The turn an expectation location points at (``workspace x after turn 2`` → 2), if it names one."""
+    match = _TURN.search(location)
+    return int(match.group(1)) if match else None
+
+
+def script_json(value: Any) -> Markup:
+    """*value* as JSON that is safe as the text of a ``<script type="application/json">``."""
+    text = json.dumps(value, ensure_ascii=False)
+    text = text.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+    text = text.replace("\u2028", "\\u2028").replace("\u2029", "\\u2029")
+    return Markup(text)
+
+
+def _finalize(value: Any) -> Any:
+    # every {{ }} of untrusted text: no terminal-style control or bidi characters, then escaped
+    if isinstance(value, str) and not isinstance(value, Markup):
+        return neutralise(value)
+    return value
+
+
+def _pretty(value: Any) -> str:
+    return json.dumps(value, indent=2, ensure_ascii=False, sort_keys=False)
+
+
+def _cut(text: str, where: str = "the evidence") -> str:
+    if len(text) <= TEXT_SHOWN:
+        return text
+    return text[:TEXT_SHOWN] + f"\n[… cut: {len(text) - TEXT_SHOWN:,} more characters; the whole text is in {where}]"
+
+
+def _number(value: float) -> str:
+    return f"{int(value):,}" if float(value).is_integer() else f"{value:,.2f}"
+
+
+def _cost(value: float) -> str:
+    return f"${value:.4f}" if value else "$0"
+
+
+def _short(sha: str | None) -> str:
+    return sha[:12] if sha else "-"
+
+
+def _duration(run: RunRecord | None) -> str | None:
+    if run is None or run.ran is None:
+        return None
+    return f"{run.ran.ended_at - run.ran.started_at:.2f} s"
+
+
+def _environment() -> Environment:
+    env = Environment(
+        loader=PackageLoader("pytest_skill_eval.render", "templates"),
+        autoescape=True,
+        undefined=StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        finalize=_finalize,
+    )
+    # path cells as the text view writes them: backslash, tab, CR and LF escaped, one line
+    env.filters.update(path=escape_path, cut=_cut, pretty=_pretty, number=_number, cost=_cost, short=_short)
+    env.globals.update(turn_of=turn_of, duration=_duration)
+    return env
+
+
+_ENV: Environment | None = None
+
+
+def environment() -> Environment:
+    global _ENV
+    if _ENV is None:
+        _ENV = _environment()
+    return _ENV
+
+
+def _static(name: str) -> str:
+    loader = environment().loader
+    assert loader is not None
+    source, _filename, _uptodate = loader.get_source(environment(), name)
+    return source
+
+
+def _csp_hash(text: str) -> str:
+    return "'sha256-" + base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii") + "'"
+
+
+def content_security_policy(script: str, style: str) -> str:
+    """Nothing may load or run but the page's own inline script and style (by hash)."""
+    return (f"default-src 'none'; script-src {_csp_hash(script)}; style-src {_csp_hash(style)}; "
+            "img-src 'none'; connect-src 'none'; font-src 'none'; base-uri 'none'; form-action 'none'")
+
+
+def _sum_usage(usages: Iterable[Usage | None]) -> Usage:
+    found = [u for u in usages if u is not None]
+    return Usage(*(sum(getattr(u, f) for u in found) for f in ("input", "output", "cache_read", "cache_write",
+                                                                   "total_tokens", "cost")))
+
+
+@dataclass(frozen=True, slots=True)
+class _Glance:
+    """The batch at a glance."""
+
+    group_states: Sequence[tuple[str, int]]
+    variant_states: Sequence[tuple[str, int]]
+    transitions: Sequence[tuple[str, int]]
+    usage: Mapping[str, Usage]
+    states: Sequence[str]
+
+
+def _glance(report: Report) -> _Glance:
+    groups = report.groups
+    group_states = Counter(g.state for g in groups)
+    variant_states = Counter(g.variant_state(name) for g in groups for name in ("baseline", "candidate"))
+    transitions = Counter(t for g in groups for t in g.transitions)
+    usage = {name: _sum_usage(v.usage for g in groups for v in g.variants if v.name == name)
+             for name in ("baseline", "candidate")}
+    usage["total"] = _sum_usage(usage.values())
+    states = sorted(set(group_states) | set(variant_states))
+    return _Glance(sorted(group_states.items()), sorted(variant_states.items()), sorted(transitions.items()),
+                   usage, states)
+
+
+def render_group(group: ReportGroup, index: int) -> Markup:
+    """One group's details as an HTML fragment (escaped; loaded into the page on demand)."""
+    template = environment().get_template("group.html.j2")
+    return Markup(template.render(group=group, index=index))
+
+
+def render_report(report: Report) -> str:
+    """The whole self-contained HTML page of *report*."""
+    env = environment()
+    script, style = _static("report.js"), _static("report.css")
+    fragments = [script_json(str(render_group(g, i))) for i, g in enumerate(report.groups)]
+    return env.get_template("report.html.j2").render(
+        report=report,
+        glance=_glance(report),
+        fragments=fragments,
+        script=Markup(script),
+        style=Markup(style),
+        csp=content_security_policy(script, style),
+    )

@@ -1,0 +1,106 @@
+"""The HTML report of real results: the example suites and the hostile suite through the real pi host.
+
+Each suite runs in a pytester subprocess with ``--skill-eval-html`` (or the ini
+setting), and the page it wrote is opened in Debian's chromium: it renders every group
+with no console error and no network request, and none of the hostile payloads runs.
+
+``SKILL_EVAL_UPDATE_SCREENSHOTS=1`` rewrites the screenshots in ``docs/`` from the
+quickstart report.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+EXAMPLES = REPO / "example_suites"
+HOSTILE = Path(__file__).parent / "hostile"
+SCREENSHOTS_ENV = "SKILL_EVAL_UPDATE_SCREENSHOTS"
+
+pytestmark = pytest.mark.pi
+
+
+def _copy(src: Path, pytester: pytest.Pytester) -> Path:
+    shutil.copytree(src, pytester.path, dirs_exist_ok=True, ignore=shutil.ignore_patterns(".skill-eval"))
+    return pytester.path
+
+
+def _result_dir(root: Path) -> Path:
+    (result,) = [p for p in (root / ".skill-eval" / "runs").iterdir() if p.is_dir()]
+    return result
+
+
+@pytest.mark.parametrize("suite", ["quickstart", "workflow"])
+def test_example_suite_report_renders_cleanly(suite: str, pytester: pytest.Pytester, pi_host: object,
+                                              open_report: Any) -> None:
+    root = _copy(EXAMPLES / suite, pytester)
+    # workflow under xdist: the controller writes the report after result.json
+    extra = ["-n", "2"] if suite == "workflow" else []
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--skill-eval-html=out/report.html", *extra)
+    result.assert_outcomes(passed=2)
+    report = root / "out" / "report.html"
+    result.stdout.fnmatch_lines([f"html report: {report}"])
+    stored = _result_dir(root) / "report.html"
+    assert stored.read_bytes() == report.read_bytes()
+
+    opened = open_report(report)
+    page = opened.page
+    assert page.locator("#groups tbody tr").count() == 2
+    assert "fail-to-pass" in page.inner_text("#overview")
+    assert opened.open_all_groups() == 2
+    for index in range(2):
+        body = page.locator(f"#g{index} .group-body")
+        text = body.inner_text()
+        for heading in ("For the reviewer", "Comparisons", "What differs between the two targets", "Declared context",
+                        "Expectations", "Turns", "Final response", "Workspace changes"):
+            assert heading in text, (index, heading)
+        assert page.locator(f"#g{index} .turn").count() >= 2
+    opened.assert_clean(report.as_uri())
+
+    if suite == "quickstart" and os.environ.get(SCREENSHOTS_ENV):
+        fresh = open_report(report)
+        fresh.page.screenshot(path=str(REPO / "docs" / "report-overview.png"))
+        group = open_report(report, "g1")
+        group.page.locator("#g1").screenshot(path=str(REPO / "docs" / "report-group.png"))
+
+
+def test_ini_setting_writes_the_report_relative_to_the_ini_file(pytester: pytest.Pytester, pi_host: object) -> None:
+    root = _copy(EXAMPLES / "quickstart", pytester)
+    ini = root / "pytest.ini"
+    ini.write_text(ini.read_text() + "skill_eval_html = reports/skill-eval.html\n")
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-q", "-k", "activation")
+    result.assert_outcomes(passed=1)
+    assert (root / "reports" / "skill-eval.html").is_file()
+    result.stdout.fnmatch_lines([f"skill-eval html report: {root / 'reports' / 'skill-eval.html'}"])
+
+
+def test_hostile_result_runs_none_of_its_payloads(pytester: pytest.Pytester, pi_host: object, open_report: Any) -> None:
+    root = _copy(HOSTILE, pytester)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--skill-eval", "suite.json",
+                                           "--skill-eval-html=report.html")
+    # the candidate's response check fails by design: its observed text quotes a payload too
+    result.assert_outcomes(failed=1)
+    report = root / "report.html"
+    source = report.read_text()
+    assert "<script>window.__pwned" not in source and "<img" not in source and "<svg" not in source
+
+    opened = open_report(report)
+    assert opened.open_all_groups() == 1
+    page = opened.page
+    page.locator("details#g0 summary").click()  # close and open again: loaded once, nothing new runs
+    page.locator("details#g0 summary").click()
+    page.mouse.move(300, 300)
+    assert page.evaluate("window.__pwned") is None
+    assert page.locator("img, iframe, svg, object, embed, link[rel=stylesheet], a[href^=javascript]").count() == 0
+    text = page.inner_text("#g0")
+    for shown in ("window.__pwned='text'", "window.__pwned='blocked'", "<img src=x onerror=window.__pwned=1>.md",
+                  "window.__pwned='file'", "window.__pwned='response'", "window.__pwned = 'review'",
+                  "<b onmouseover=alert(1)>start.md", "window.__pwned = 'skill-body'", "window.__pwned = 'old-body'"):
+        assert shown in text, shown
+    assert page.locator("#g0 .call-blocked").count() == 2  # the guard block, in both variants
+    opened.assert_clean(report.as_uri())
