@@ -39,6 +39,8 @@ def _parser() -> argparse.ArgumentParser:
     view.add_argument("target", help="Result id, a unique prefix of one, 'latest', or a result directory")
     view.add_argument("--group", help="Group id or one-based position")
     view.add_argument("--variant", choices=("baseline", "candidate"))
+    view.add_argument("--trial", type=int, metavar="K",
+                      help="For a group run with trials: show trial K's grade and runs after the aggregate")
 
     report = sub.add_parser(
         "report", help="Write the self-contained HTML report of a stored result",
@@ -96,7 +98,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command == "view":
             from pytest_skill_eval.commands.view import render_checked
 
-            text, problems = render_checked(args.target, Path.cwd(), group=args.group, variant=args.variant)
+            text, problems = render_checked(args.target, Path.cwd(), group=args.group, variant=args.variant,
+                                            trial=args.trial)
             print(text, end="")
             return _problems_exit(problems, "the view")
         if args.command == "report":

@@ -34,9 +34,11 @@ from pytest_skill_eval.evidence.reader import (
     run_record,
     transcript_record,
 )
-from pytest_skill_eval.evidence.records import DefinitionRecord
+from pytest_skill_eval.evidence.records import DefinitionRecord, GroupRecord, parse_group
+from pytest_skill_eval.grading.aggregate import Trial, aggregate
 from pytest_skill_eval.grading.results import GroupGrade
 from pytest_skill_eval.render.regrade import GroupRegrade, render_regrade
+from pytest_skill_eval.trial_policy import comparison_text
 
 __all__ = [
     "definition_roots",
@@ -143,6 +145,7 @@ def regrade(target: str, cwd: Path, *, now: Clock = lambda: datetime.now(UTC)) -
     result_dir = resolve_result(target, cwd)
     dirs = group_dirs(result_dir)
     planned: list[tuple[Path, Group | None, str, GroupGrade | None, list[str]]] = []
+    with_trials: dict[Path, tuple[Group, str, int]] = {}
     for gdir in dirs:
         if not (gdir / "definition.json").is_file():
             planned.append((gdir, None, "no definition.json: the group never started", None, []))
@@ -158,10 +161,14 @@ def regrade(target: str, cwd: Path, *, now: Clock = lambda: datetime.now(UTC)) -
                 f"{gdir}: the definition ({origin}) now declares group {group.id!r}, "
                 f"but this result holds group {expected_id!r}; regrade needs the same group"
             )
+        record, _problems = read_checked(gdir / layout.GROUP_FILE, parse_group)
+        if isinstance(record, GroupRecord) and record.trials is not None:
+            with_trials[gdir] = (group, origin, record.trials.planned)
+            continue
         planned.append((gdir, group, origin, grade_persisted(group, gdir), _run_problems(gdir, result_dir)))
 
-    stamp = _stamp(now(), dirs)
-    outcomes: list[GroupRegrade] = []
+    stamp = _stamp(now(), [*dirs, *(t for gdir in with_trials for t in layout.trial_dirs(gdir))])
+    outcomes: list[GroupRegrade] = [_regrade_trials(gdir, *with_trials[gdir], stamp, result_dir) for gdir in with_trials]
     for gdir, chosen, origin, new, problems in planned:
         group_id = chosen.id if chosen is not None else gdir.name.split("-", 1)[-1]
         if chosen is None or new is None:
@@ -182,5 +189,39 @@ def regrade(target: str, cwd: Path, *, now: Clock = lambda: datetime.now(UTC)) -
                 problems=tuple(problems), stored_unusable=bool(stored_problems),
             )
         )
-    errored = any(o.new is not None and o.new.state == "grade-error" for o in outcomes)
+    outcomes.sort(key=lambda o: layout.group_position(o.dir))
+    errored = any((o.new is not None and o.new.state == "grade-error") or o.aggregate_state == "grade-error"
+                  for o in outcomes)
     return render_regrade(str(result_dir), outcomes), errored or any(o.problems for o in outcomes)
+
+
+def _regrade_trials(gdir: Path, group: Group, origin: str, planned: int, stamp: str, result_dir: Path) -> GroupRegrade:
+    """Re-grade every trial of a group (``trials/NNN/grade-regraded-<stamp>.json``) and their
+    aggregate (``aggregate-regraded-<stamp>.json``), each compared with what the run wrote."""
+    trials: list[Trial] = []
+    lines: list[str] = []
+    problems: list[str] = []
+    for tdir in layout.trial_dirs(gdir):
+        new = grade_persisted(group, tdir)
+        data = store.dump_json(new.to_json())
+        store.write_atomic(tdir / f"grade-regraded-{stamp}.json", data)
+        stored = tdir / layout.GRADE_FILE
+        if not (stored.is_file() and stored.read_bytes() == data):
+            lines.append(f"trial {int(tdir.name)}: {new.state}, differs from its grade.json")
+        runs: dict[str, str] = {}
+        for name in VARIANTS:
+            run, found = read_checked(tdir / name / "run.json", run_record, (tdir / name / "run.json").relative_to(result_dir).as_posix())
+            problems += found
+            if run is not None:
+                runs[name] = run.state
+        trials.append(Trial(int(tdir.name), new, runs))
+    combined = aggregate(group.id, planned, trials)
+    data = store.dump_json(combined.to_json())
+    out = gdir / f"aggregate-regraded-{stamp}.json"
+    store.write_atomic(out, data)
+    stored = gdir / layout.AGGREGATE_FILE
+    identical = stored.is_file() and stored.read_bytes() == data
+    lines.insert(0, f"trials     {len(trials)} regraded, {len(lines)} differ from their grade.json")
+    lines += [f"comparison {c.id}: {comparison_text(c)}" for c in combined.comparisons]
+    return GroupRegrade(gdir.name, group.id, origin, out.relative_to(result_dir).as_posix(), None, None, identical,
+                        problems=tuple(problems), aggregate_state=combined.state, trial_lines=tuple(lines))

@@ -25,6 +25,7 @@ from pytest_skill_eval.evidence.locate import (
 from pytest_skill_eval.evidence.reader import (
     Parsed,
     definition_record,
+    parse_aggregate,
     parse_grade,
     read_checked,
     result_record,
@@ -127,12 +128,14 @@ def _variant(gdir: Path, name: str, result_dir: Path) -> VariantEvidence:
     )
 
 
-def load_result(result_dir: Path, *, group: str | None = None, variant: str | None = None) -> ResultEvidence:
+def load_result(result_dir: Path, *, group: str | None = None, variant: str | None = None,
+                trial: int | None = None) -> ResultEvidence:
     """Read what the view needs of *result_dir*, only for the selected group and variants.
 
-    Raises SelectionError for a selector that names nothing. A file that cannot be read,
-    or that parses but is not what the view expects, becomes a problem of its group (or
-    of the result) and the parts that do fit are still shown.
+    A group run with several trials shows its aggregate; *trial* (one-based) adds that
+    trial's grade and runs. Raises SelectionError for a selector that names nothing. A file
+    that cannot be read, or that is not its record, becomes a problem of its group (or of
+    the result) and is left out; everything else is still shown.
     """
     variants = select_variants(variant, "--variant")
     dirs = layout.group_dirs(result_dir)
@@ -143,11 +146,26 @@ def load_result(result_dir: Path, *, group: str | None = None, variant: str | No
     else:
         chosen = dirs
     groups: list[GroupEvidence] = []
+    if trial is not None and trial < 1:
+        raise SelectionError(f"--trial expects a trial number of at least 1, found {trial}")
     for gdir in chosen:
         problems: list[str] = []
         definition = _checked(gdir / "definition.json", definition_record, result_dir, problems)
         group_doc = _checked(gdir / "group.json", parse_group, result_dir, problems)
-        grade, regrade = newest_grade(gdir, result_dir, problems)
+        trials = group_doc.trials if isinstance(group_doc, GroupRecord) else None
+        aggregate = None
+        runs_dir: Path | None = gdir
+        if trials is not None:
+            aggregate = _checked(gdir / layout.AGGREGATE_FILE, parse_aggregate, result_dir, problems)
+            runs_dir = None
+            if trial is not None:
+                if trial > trials.ran:
+                    raise SelectionError(f"--trial {trial} is out of range: group {gdir.name} ran "
+                                         f"{trials.ran} of {trials.planned} trials")
+                runs_dir = layout.trial_dir(gdir, trial)
+        elif trial is not None and group is not None:
+            raise SelectionError(f"--trial {trial}: group {gdir.name} was run once, without trials: drop --trial")
+        grade, regrade = newest_grade(runs_dir, result_dir, problems) if runs_dir is not None else (None, None)
         groups.append(
             GroupEvidence(
                 dir=gdir.name,
@@ -157,8 +175,10 @@ def load_result(result_dir: Path, *, group: str | None = None, variant: str | No
                 regrade=regrade,
                 definition_path=definition.path if definition is not None else None,
                 artifacts=_group_artifacts(gdir, result_dir),
-                variants=[_variant(gdir, name, result_dir) for name in variants],
+                variants=[_variant(runs_dir, name, result_dir) for name in variants] if runs_dir is not None else [],
                 problems=problems,
+                aggregate=aggregate,
+                trial=trial if trials is not None else None,
             )
         )
     problems = []
@@ -192,20 +212,22 @@ def _from_direct_group(dirs: Sequence[Path]) -> bool:
     return isinstance(data, GroupRecord) and data.suite is None
 
 
-def render(target: str, cwd: Path, *, group: str | None = None, variant: str | None = None) -> str:
+def render(target: str, cwd: Path, *, group: str | None = None, variant: str | None = None,
+           trial: int | None = None) -> str:
     """Render the stored result *target* (result id or directory) as text.
 
     *group* selects one group by id or by its one-based position ``NNN`` (the
     ``groups/NNN-<id>`` directory, the position the run recorded); *variant* selects ``baseline`` or ``candidate``
     across the selected groups. Raises EvidenceError or SelectionError.
     """
-    return render_checked(target, cwd, group=group, variant=variant)[0]
+    return render_checked(target, cwd, group=group, variant=variant, trial=trial)[0]
 
 
-def render_checked(target: str, cwd: Path, *, group: str | None = None, variant: str | None = None) -> tuple[str, bool]:
+def render_checked(target: str, cwd: Path, *, group: str | None = None, variant: str | None = None,
+                   trial: int | None = None) -> tuple[str, bool]:
     """:func:`render`, and whether some evidence file was not what the view expects."""
     result_dir = resolve_result(target, cwd)
-    result = load_result(result_dir, group=group, variant=variant)
+    result = load_result(result_dir, group=group, variant=variant, trial=trial)
     return render_result(result), has_problems(result)
 
 

@@ -25,6 +25,9 @@ class GroupRegrade:
     problems: tuple[str, ...] = ()
     #: grade.json exists but is not what regrade expects, so the new grade is not compared with it
     stored_unusable: bool = False
+    #: a group run with trials: the new aggregate's state and what the trials' regrades say
+    aggregate_state: str | None = None
+    trial_lines: tuple[str, ...] = ()
 
 
 def describe_changes(stored: GroupGrade, new: GroupGrade) -> list[str]:
@@ -73,6 +76,14 @@ def render_regrade(result_path: str, groups: Sequence[GroupRegrade]) -> str:
         if group.skipped is not None:
             lines.append(f"== group {index} {group.group_id}: not regraded ({group.skipped})")
             lines += problems
+            continue
+        if group.aggregate_state is not None:
+            verdict = "identical to aggregate.json" if group.identical else "differs from aggregate.json"
+            lines.append(f"== group {index} {group.group_id}: {group.aggregate_state}, {verdict}")
+            lines += problems
+            lines.append(f"  definition {escape_path(group.origin)}")
+            lines.append(f"  wrote      {escape_path(group.file or '')}")
+            lines += [f"  {line}" for line in group.trial_lines]
             continue
         new = group.new
         assert new is not None  # a group that was not skipped has its new grade

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable
-from typing import Any, TypedDict
+from typing import Any, NotRequired, TypedDict
 
 from pytest_skill_eval.evidence.layout import group_dir_id
 from pytest_skill_eval.evidence.records import (
@@ -21,9 +21,11 @@ from pytest_skill_eval.evidence.records import (
     SourceRecord,
     TranscriptRecord,
 )
+from pytest_skill_eval.grading.aggregate import TrialGrade
 from pytest_skill_eval.grading.results import GradeError, GroupGrade
 from pytest_skill_eval.observation import ToolCall, Turn
 from pytest_skill_eval.render.text import escape_path, neutralise
+from pytest_skill_eval.trial_policy import comparison_text, rate_text
 
 _ARGS_SHOWN = 200
 _RESULT_SHOWN = 160
@@ -58,6 +60,10 @@ class GroupEvidence(TypedDict):
     artifacts: list[str]
     variants: list[VariantEvidence]
     problems: list[str]
+    #: for a group run with several trials: what they say together
+    aggregate: NotRequired[TrialGrade | None]
+    #: the trial whose grade and runs are shown (``--trial``), if one was selected
+    trial: NotRequired[int | None]
 
 
 class RegradeShown(TypedDict):
@@ -142,7 +148,17 @@ def render_group(group: GroupEvidence, variant: str | None = None) -> list[str]:
         # a suite entry whose group file could not be loaded: no run, no grade
         lines.append(f"definition {escape_path(data.ref)} is invalid")
         lines += [f"  {escape_path(problem)}" for problem in data.definition_errors]
-    if group["grade"] is None and any(p.startswith(f"{_grade_file(group)}: ") for p in group["problems"]):
+    trials = data.trials if isinstance(data, GroupRecord) else None
+    if trials is not None:
+        lines += render_aggregate(group.get("aggregate"), variant, trials.planned)
+        selected = group.get("trial")
+        if selected is None:
+            lines.append(f"trials    each trial's grade and runs: skill-eval view <result> --group {group['position']} "
+                         f"--trial K (K from 1 to {trials.ran})")
+        else:
+            lines.append(f"== trial {selected} of {trials.ran}")
+            lines += render_grade(group["grade"], variant, group.get("regrade"))
+    elif group["grade"] is None and any(p.startswith(f"{_grade_file(group)}: ") for p in group["problems"]):
         lines.append("grade     unknown (grade.json is not what the view expects)")
     else:
         lines += render_grade(group["grade"], variant, group.get("regrade"))
@@ -157,6 +173,34 @@ def render_group(group: GroupEvidence, variant: str | None = None) -> list[str]:
         state_of = next((v for n, v in data.variants.items() if n == run["name"]), None) if data is not None else None
         reason = state_of.reason if state_of is not None else None
         lines += ["", *render_variant(run, reason)]
+    return lines
+
+
+def render_aggregate(aggregate: TrialGrade | None, variant: str | None, planned: int) -> list[str]:
+    """What a group's trials say together: rates with intervals, comparisons with p-values."""
+    if aggregate is None:
+        return [f"aggregate unknown (aggregate.json is missing or not what the view expects; {planned} trials planned)"]
+    lines = [f"aggregate {aggregate.state} over {aggregate.ran} of {aggregate.planned} trials"]
+    for name, states in aggregate.runs.items():
+        if variant is None or name == variant:
+            lines.append(f"  runs       {name}: " + ", ".join(f"{n} {state}" for state, n in states.items()))
+    expectations = [e for e in aggregate.expectations if variant is None or e.variant == variant]
+    lines.append("  expectations" if expectations else "  expectations: none")
+    for e in expectations:
+        lines.append(f"    {e.counts():<11} {e.id} ({e.variant} {e.kind})")
+        lines += _field("rate", escape_path(rate_text(e)), 6)
+    lines.append("  comparisons" if aggregate.comparisons else "  comparisons: none")
+    for c in aggregate.comparisons:
+        lines.append(f"    {c.id}: {comparison_text(c)} ({c.baseline or '-'} -> {c.candidate or '-'})")
+        if c.p_value is not None:
+            lines += _field("p-value", f"{c.p_value:.4g} (Fisher's exact test, two-sided)", 6)
+        if c.reason:
+            lines += _field("reason", escape_path(c.reason), 6)
+    errors = _visible_errors(aggregate.errors, variant)
+    lines.append("  grade errors" if errors else "  grade errors: none")
+    for error in errors:
+        owner = f" {error.owner}" if error.owner else ""
+        lines += _field(f"{error.scope}{owner}:", escape_path(error.message), 4, 0)
     return lines
 
 

@@ -7,6 +7,7 @@ import shutil
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -19,7 +20,7 @@ from pytest_skill_eval.render.views import render_grade, render_tool_call
 
 from .conftest import StoredRun, assert_snapshot, copy_result, normalise
 
-VIEW_CASES = {
+VIEW_CASES: dict[str, dict[str, Any]] = {
     "complete": {},
     "baseline": {"variant": "baseline"},
     "candidate": {"variant": "candidate"},
