@@ -193,3 +193,26 @@ def test_exitfirst_under_xdist_lists_every_selected_group(project: Path, pyteste
         if entry["state"] == "not-run":
             assert entry["reason"] == "not run: pytest stopped early (stopping after 1 failures)"
             assert entry["dir"] is None
+
+
+def test_ctrl_c_with_trials_starts_no_queued_trial_and_the_aggregate_counts_what_ran(project: Path) -> None:
+    _stalling_group(project, "stalls")
+    write_json(project / "one.json", suite("one", ["groups/stalls.json"]))
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", "--skill-eval", "one.json", "-p", "no:cacheprovider",
+                             "--skill-eval-trials", "3"], cwd=project, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    _wait_for(lambda: list(project.glob(".skill-eval/runs/*/groups/001-stalls/trials/001/baseline/workspace-initial")),
+              proc, "the first trial's start")
+    time.sleep(1.0)  # let pi reach the stalled model request
+    proc.send_signal(signal.SIGINT)
+    out = proc.communicate(timeout=120)[0].decode(errors="replace")
+    assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
+    gdir = only_result(project) / "groups" / "001-stalls"
+    assert sorted(p.name for p in (gdir / "trials").iterdir()) == ["001"], "no queued trial starts"
+    trial = read_json(gdir / "trials" / "001" / "candidate" / "run.json")
+    assert (trial["state"], trial["reason"]) == ("cancelled", "cancelled before it started")
+    aggregate = read_json(gdir / "aggregate.json")
+    assert aggregate["trials"] == {"planned": 3, "ran": 1}
+    group = read_json(gdir / "group.json")
+    assert group["state"] == "cancelled" and group["trials"] == {"planned": 3, "ran": 1}
+    (entry,) = read_json(only_result(project) / "result.json")["groups"]
+    assert (entry["state"], entry["trials"]) == ("cancelled", {"planned": 3, "ran": 1})
