@@ -19,16 +19,18 @@ import socket
 import sys
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import Any, Literal, get_args
 
 from pytest_skill_eval.errors import ScriptError
+from pytest_skill_eval.scripted import anthropic_messages, openai_responses
 from pytest_skill_eval.scripted.chat_completions import SERVER_NAME, stream_chunks, text_chunk, whole_completion
+from pytest_skill_eval.scripted.conversation import Conversation
 from pytest_skill_eval.scripted.format import Script, load_script
-from pytest_skill_eval.scripted.replies import STAND_IN_TAG, Reply, plan_reply
+from pytest_skill_eval.scripted.replies import RETRY_AFTER_SECONDS, STAND_IN_TAG, Reply, plan_reply
 
 __all__ = [
     "API_KEY",
@@ -48,6 +50,20 @@ API_KEY = "scripted-stand-in"
 
 DISPLAY_NAME = "Scripted stand-in (not a real model)"
 HANDLER_THREAD_NAME = "scripted-model-request"
+Api = Literal["openai-completions", "anthropic-messages", "openai-responses"]
+"""The wire formats the server speaks, by pi's ``api`` name; a request's path says which."""
+APIS: tuple[Api, ...] = get_args(Api)
+_PATHS: dict[str, Api] = {
+    "/v1/chat/completions": "openai-completions",
+    anthropic_messages.PATH: "anthropic-messages",
+    openai_responses.PATH: "openai-responses",
+}
+_ID_PREFIX: dict[Api, str] = {
+    "openai-completions": "chatcmpl-scripted-", "anthropic-messages": "msg_scripted_",
+    "openai-responses": "resp_scripted_",
+}
+#: The faults that fail a request with an HTTP error before anything is streamed.
+_STATUS_FAULTS = ("http-500", "rate-limit", "overloaded")
 _MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _STALL_POLL_SECONDS = 0.05
 _JOIN_SECONDS = 2.0
@@ -66,6 +82,10 @@ class RequestRecord:
     reply: Reply | None
     error: str | None
     body: Any
+    #: the wire format of the request's path
+    api: Api = "openai-completions"
+    #: the request headers, names in lower case (tests check the credential pi sent)
+    headers: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
 
 
 class ScriptedModelServer:
@@ -76,7 +96,11 @@ class ScriptedModelServer:
     ``models.json`` as provider :data:`PROVIDER`.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, api: Api = "openai-completions") -> None:
+        if api not in APIS:
+            raise ValueError(f"scripted model server: expected an api of {', '.join(APIS)}, found {api!r}")
+        #: the wire :meth:`provider_config` writes by default; every wire is served at its path
+        self.api: Api = api
         self._lock = threading.Lock()
         self._scripts: dict[str, tuple[Path, Script]] = {}
         self._records: list[RequestRecord] = []
@@ -129,11 +153,15 @@ class ScriptedModelServer:
 
     @property
     def base_url(self) -> str:
-        """``http://127.0.0.1:<port>/v1``, the provider ``baseUrl`` pi needs."""
+        """``http://127.0.0.1:<port>/v1``, the provider ``baseUrl`` pi needs for OpenAI wires."""
         if self._httpd is None:
             raise RuntimeError("the scripted model server is not started")
         host, port = self._httpd.server_address[:2]
         return f"http://{host!s}:{port}/v1"
+
+    def base_url_for(self, api: Api) -> str:
+        """The ``baseUrl`` pi needs for *api*: Anthropic's SDK appends ``/v1/messages`` itself."""
+        return self.base_url.removesuffix("/v1") if api == "anthropic-messages" else self.base_url
 
     # -------------------------------------------------------------- registration
 
@@ -162,8 +190,12 @@ class ScriptedModelServer:
                 f"registered to {known[0]} and now to {path}"
             )
 
-    def provider_config(self, names: Iterable[str]) -> dict[str, Any]:
-        """The ``models.json`` entry for provider :data:`PROVIDER` listing ``names``."""
+    def provider_config(self, names: Iterable[str], api: Api | None = None) -> dict[str, Any]:
+        """The ``models.json`` entry for provider :data:`PROVIDER` listing ``names``.
+
+        *api* (default: the server's :attr:`api`) is the wire pi will speak to it.
+        """
+        api = self.api if api is None else api
         models = []
         with self._lock:
             registered = dict(self._scripts)
@@ -183,6 +215,8 @@ class ScriptedModelServer:
                 "maxTokens": 32_000,
                 "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
             })
+        if api != "openai-completions":
+            return {"baseUrl": self.base_url_for(api), "api": api, "apiKey": API_KEY, "models": models}
         return {
             "baseUrl": self.base_url,
             "api": "openai-completions",
@@ -215,10 +249,10 @@ class ScriptedModelServer:
         with self._lock:
             self._records.append(record)
 
-    def _next_response_id(self) -> str:
+    def _next_response_id(self, api: Api = "openai-completions") -> str:
         with self._lock:
             self._responses += 1
-            return f"chatcmpl-scripted-{self._responses}"
+            return f"{_ID_PREFIX[api]}{self._responses}"
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -274,12 +308,36 @@ class _HTTPServer(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
+def _request_problem(api: Api, body: Any) -> str | None:
+    if api == "anthropic-messages":
+        return anthropic_messages.request_problem(body)
+    if api == "openai-responses":
+        return openai_responses.request_problem(body)
+    if not isinstance(body, dict) or not isinstance(body.get("model"), str) or not isinstance(body.get("messages"), list):
+        return 'expected a JSON object with a string "model" and a "messages" array'
+    return None
+
+
+def _conversation(api: Api, body: dict[str, Any]) -> Conversation | None:
+    if api == "anthropic-messages":
+        return anthropic_messages.read_request(body)
+    if api == "openai-responses":
+        return openai_responses.read_request(body)
+    return None  # plan_reply reads a chat-completions body itself
+
+
+def _fault_status(api: Api, fault: str | None) -> int:
+    wire = anthropic_messages if api == "anthropic-messages" else openai_responses
+    return wire.FAULT_STATUS[fault] if fault in wire.FAULT_STATUS else 200
+
+
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = SERVER_NAME
     sys_version = ""
     timeout = 600  # an idle keep-alive connection whose client vanished is closed eventually
     server: _HTTPServer
+    _api: Api = "openai-completions"
 
     def log_message(self, format: str, *args: Any) -> None:
         """Requests are recorded in memory (``requests()``), not printed."""
@@ -301,7 +359,8 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length > 0 else b""
-        if self.path.split("?")[0] != "/v1/chat/completions":
+        self._api = api = _PATHS.get(self.path.split("?")[0], "openai-completions")
+        if self.path.split("?")[0] not in _PATHS:
             self._reject(404, None, None, f"no such endpoint: POST {self.path}", "not_found")
             return
         try:
@@ -311,14 +370,11 @@ class _Handler(BaseHTTPRequestHandler):
                 400, None, None, f"request body is not JSON: {error}", "invalid_request_error"
             )
             return
-        model = body.get("model") if isinstance(body, dict) else None
-        if not isinstance(model, str) or not isinstance(body.get("messages"), list):
-            self._reject(
-                400, None, body,
-                'expected a JSON object with a string "model" and a "messages" array',
-                "invalid_request_error",
-            )
+        problem = _request_problem(api, body)
+        if problem is not None:
+            self._reject(400, None, body, problem, "invalid_request_error")
             return
+        model = body["model"]
         script = owner._script_for(model)
         if script is None:
             registered = ", ".join(owner._registered()) or "none"
@@ -329,16 +385,26 @@ class _Handler(BaseHTTPRequestHandler):
                 "model_not_found",
             )
             return
-        reply = plan_reply(script, body)
-        status = 500 if reply.fault == "http-500" else 200
-        owner._record(RequestRecord(model, status, reply, None, body))
-        self._answer(reply, model, owner._next_response_id(), stream=body.get("stream") is True)
+        reply = plan_reply(script, body, _conversation(api, body))
+        status = _fault_status(api, reply.fault) if reply.fault in _STATUS_FAULTS else 200
+        owner._record(RequestRecord(model, status, reply, None, body, api, self._header_record()))
+        response_id = owner._next_response_id(api)
+        if api == "openai-completions":
+            self._answer(reply, model, response_id, stream=body.get("stream") is True)
+        else:
+            self._answer_wire(api, reply, model, response_id, stream=body.get("stream") is True)
+
+    def _header_record(self) -> dict[str, str]:
+        return {name.lower(): value for name, value in self.headers.items()}
 
     # ------------------------------------------------------------------ replies
 
     def _answer(self, reply: Reply, model: str, response_id: str, *, stream: bool) -> None:
         if reply.fault == "http-500":
             self._send_error(500, f"{STAND_IN_TAG} scripted fault http-500", "server_error")
+            return
+        if reply.fault in _STATUS_FAULTS:
+            self._send_fault(reply)
             return
         if not stream:
             self._answer_whole(reply, model, response_id)
@@ -389,24 +455,85 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._send_json(200, whole_completion(reply, model, response_id))
 
+    def _answer_wire(self, api: Api, reply: Reply, model: str, response_id: str, *, stream: bool) -> None:
+        """A reply in the Anthropic Messages or OpenAI Responses format, faults included."""
+        if reply.fault in _STATUS_FAULTS:
+            self._send_fault(reply)
+            return
+        if not stream:
+            if reply.fault in ("stall", "disconnect", "malformed"):
+                if reply.fault == "stall":
+                    self._wait_for_hang_up()
+                self._abandon()
+                return
+            whole = (anthropic_messages.whole_message if api == "anthropic-messages"
+                     else openai_responses.whole_response)
+            self._send_json(200, whole(reply, model, response_id))
+            return
+        records: list[bytes]
+        if api == "anthropic-messages":
+            broken = {k: [anthropic_messages.encode(*e) for e in v]
+                      for k, v in anthropic_messages.broken_stream(reply, model, response_id).items()}
+            records = [anthropic_messages.encode(*e)
+                       for e in anthropic_messages.stream_events(reply, model, response_id)]
+            bad = b'event: content_block_delta\ndata: {"type": "content_block_delta", oops\n\n'
+        else:
+            broken = {k: [openai_responses.encode(e) for e in v]
+                      for k, v in openai_responses.broken_stream(reply, model, response_id).items()}
+            records = [openai_responses.encode(e) for e in openai_responses.stream_events(reply, model, response_id)]
+            bad = b'event: response.output_text.delta\ndata: {"type": "response.output_text.delta", oops\n\n'
+        if reply.fault == "malformed":
+            records = [records[0], bad, *records[1:]]
+        elif reply.fault is not None:
+            records = broken[reply.fault]
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        try:
+            for record in records:
+                self._send_chunk(record)
+            if reply.fault in ("stall", "disconnect"):
+                if reply.fault == "stall":
+                    self._wait_for_hang_up()
+                self._abandon()
+            else:
+                self.wfile.write(b"0\r\n\r\n")
+        except OSError:
+            self.close_connection = True
+
+    def _send_fault(self, reply: Reply) -> None:
+        """The HTTP error of a ``rate-limit``, ``overloaded`` or ``http-500`` fault in this wire's words."""
+        assert reply.fault is not None
+        wire = anthropic_messages if self._api == "anthropic-messages" else openai_responses
+        status, body = wire.fault_error(reply.fault)
+        extra = {"retry-after": str(RETRY_AFTER_SECONDS)} if reply.fault == "rate-limit" else {}
+        self._send_json(status, body, extra)
+
     def _reject(self, status: int, model: str | None, body: Any, message: str, code: str) -> None:
-        self.server.owner._record(RequestRecord(model, status, None, message, body))
+        self.server.owner._record(RequestRecord(model, status, None, message, body, self._api, self._header_record()))
         self._send_error(status, message, code)
 
     # -------------------------------------------------------------------- wire
 
     def _send_error(self, status: int, message: str, code: str) -> None:
+        if self._api == "anthropic-messages":
+            self._send_json(status, anthropic_messages.error_body(status, message))
+            return
         kind = "server_error" if status >= 500 else "invalid_request_error"
         self._send_json(status, {"error": {"message": message, "type": kind, "code": code}})
 
-    def _send_json(self, status: int, payload: Any) -> None:
+    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload, ensure_ascii=False).encode()
-        self._send_bytes(status, data, "application/json")
+        self._send_bytes(status, data, "application/json", headers)
 
-    def _send_bytes(self, status: int, data: bytes, content_type: str) -> None:
+    def _send_bytes(self, status: int, data: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
 

@@ -389,8 +389,8 @@ CONDITION_KEYS = (
         (
             {"schema": "skill-eval-script/1", "turns": [{"steps": [{"fault": "boom"}, {"fault": "stall", "text": "x"}]}]},
             's.json: /turns/0/steps/0/fault: expected one of "http-500", "stall", "malformed", "disconnect", '
-            '"no-finish-reason", found "boom"\n'
-            's.json: /turns/0/steps/1: expected "fault" alone, without "text" or "tool_calls", '
+            '"no-finish-reason", "rate-limit", "overloaded", found "boom"\n'
+            's.json: /turns/0/steps/1: expected "fault" alone, without "text", "tool_calls" or "usage", '
             'found an object with the fields "fault", "text"',
         ),
         (
