@@ -19,7 +19,7 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.scripted.server import ScriptedModelServer
+from pytest_skill_eval.scripted.server import Api, ScriptedModelServer
 
 from .helpers import AFTER, BEFORE, QUICKSTART, description_group, only_result, read_json, reads_skill, write_json
 
@@ -30,7 +30,7 @@ ARGS = ("-p", "no:cacheprovider")
 
 @dataclass(frozen=True)
 class Wire:
-    api: str
+    api: Api
     provider: str
     model: str
     variable: str
