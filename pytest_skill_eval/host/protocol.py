@@ -213,7 +213,7 @@ def provider_error_reason(error: str) -> str | None:
     if status is not None and status >= 500:
         return f"provider server error ({status}), try again later"
     if any(marker.lower() in lowered for marker in _DROPPED):
-        return "the provider's stream was cut off before the reply ended (connection dropped)"
+        return "the provider's stream was cut off before the reply ended"
     return None
 
 

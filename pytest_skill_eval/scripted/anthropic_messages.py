@@ -191,6 +191,27 @@ def fault_error(fault: str) -> tuple[int, dict[str, Any]]:
     return status, error_body(status, f"{STAND_IN_TAG} scripted fault {fault}: {_FAULT_MESSAGES[fault]}")
 
 
+def stream_records(reply: Reply, model: str, response_id: str) -> list[bytes]:
+    """The encoded records of a streamed reply; a streaming fault's stream breaks or ends wrongly.
+
+    ``malformed`` puts a record that is not JSON after the first; ``stall`` and
+    ``disconnect`` are the records sent before the server waits or hangs up.
+    """
+    if reply.fault in ("stall", "disconnect", "no-finish-reason"):
+        events = broken_stream(reply, model, response_id)[reply.fault]
+    else:
+        events = stream_events(reply, model, response_id)
+    records = [encode(*event) for event in events]
+    if reply.fault == "malformed":
+        records.insert(1, b'event: content_block_delta\ndata: {"type": "content_block_delta", oops\n\n')
+    return records
+
+
+def whole(reply: Reply, model: str, response_id: str) -> dict[str, Any]:
+    """The non-streaming answer (the server's common name for :func:`whole_message`)."""
+    return whole_message(reply, model, response_id)
+
+
 def encode(event: str, payload: Mapping[str, Any]) -> bytes:
     """One named server-sent event record."""
     return f"event: {event}\ndata: ".encode() + json.dumps(payload, ensure_ascii=False).encode() + b"\n\n"

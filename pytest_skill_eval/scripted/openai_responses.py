@@ -212,6 +212,27 @@ def fault_error(fault: str) -> tuple[int, dict[str, Any]]:
     return status, error_body(status, f"{tag}: The server had an error while processing your request.")
 
 
+def stream_records(reply: Reply, model: str, response_id: str) -> list[bytes]:
+    """The encoded records of a streamed reply; a streaming fault's stream breaks or ends wrongly.
+
+    ``malformed`` puts a record that is not JSON after the first; ``stall`` and
+    ``disconnect`` are the records sent before the server waits or hangs up.
+    """
+    if reply.fault in ("stall", "disconnect", "no-finish-reason"):
+        events = broken_stream(reply, model, response_id)[reply.fault]
+    else:
+        events = stream_events(reply, model, response_id)
+    records = [encode(event) for event in events]
+    if reply.fault == "malformed":
+        records.insert(1, b'event: response.output_text.delta\ndata: {"type": "response.output_text.delta", oops\n\n')
+    return records
+
+
+def whole(reply: Reply, model: str, response_id: str) -> dict[str, Any]:
+    """The non-streaming answer (the server's common name for :func:`whole_response`)."""
+    return whole_response(reply, model, response_id)
+
+
 def encode(payload: Mapping[str, Any]) -> bytes:
     """One server-sent event record, named after its ``type`` as OpenAI sends it."""
     return f"event: {payload['type']}\ndata: ".encode() + json.dumps(payload, ensure_ascii=False).encode() + b"\n\n"

@@ -23,17 +23,19 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
-from typing import Any, Literal, get_args
+from typing import Any
 
 from pytest_skill_eval.errors import ScriptError
 from pytest_skill_eval.scripted import anthropic_messages, openai_responses
 from pytest_skill_eval.scripted.chat_completions import SERVER_NAME, stream_chunks, text_chunk, whole_completion
-from pytest_skill_eval.scripted.conversation import Conversation
 from pytest_skill_eval.scripted.format import Script, load_script
 from pytest_skill_eval.scripted.replies import RETRY_AFTER_SECONDS, STAND_IN_TAG, Reply, plan_reply
+from pytest_skill_eval.scripted.wires import APIS, ID_PREFIX, PATHS, WIRES, Api, fault_status, request_problem
 
 __all__ = [
+    "APIS",
     "API_KEY",
+    "Api",
     "DISPLAY_NAME",
     "HANDLER_THREAD_NAME",
     "PROVIDER",
@@ -50,18 +52,6 @@ API_KEY = "scripted-stand-in"
 
 DISPLAY_NAME = "Scripted stand-in (not a real model)"
 HANDLER_THREAD_NAME = "scripted-model-request"
-Api = Literal["openai-completions", "anthropic-messages", "openai-responses"]
-"""The wire formats the server speaks, by pi's ``api`` name; a request's path says which."""
-APIS: tuple[Api, ...] = get_args(Api)
-_PATHS: dict[str, Api] = {
-    "/v1/chat/completions": "openai-completions",
-    anthropic_messages.PATH: "anthropic-messages",
-    openai_responses.PATH: "openai-responses",
-}
-_ID_PREFIX: dict[Api, str] = {
-    "openai-completions": "chatcmpl-scripted-", "anthropic-messages": "msg_scripted_",
-    "openai-responses": "resp_scripted_",
-}
 #: The faults that fail a request with an HTTP error before anything is streamed.
 _STATUS_FAULTS = ("http-500", "rate-limit", "overloaded")
 _MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
@@ -252,7 +242,7 @@ class ScriptedModelServer:
     def _next_response_id(self, api: Api = "openai-completions") -> str:
         with self._lock:
             self._responses += 1
-            return f"{_ID_PREFIX[api]}{self._responses}"
+            return f"{ID_PREFIX[api]}{self._responses}"
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -308,29 +298,6 @@ class _HTTPServer(ThreadingHTTPServer):
             super().handle_error(request, client_address)
 
 
-def _request_problem(api: Api, body: Any) -> str | None:
-    if api == "anthropic-messages":
-        return anthropic_messages.request_problem(body)
-    if api == "openai-responses":
-        return openai_responses.request_problem(body)
-    if not isinstance(body, dict) or not isinstance(body.get("model"), str) or not isinstance(body.get("messages"), list):
-        return 'expected a JSON object with a string "model" and a "messages" array'
-    return None
-
-
-def _conversation(api: Api, body: dict[str, Any]) -> Conversation | None:
-    if api == "anthropic-messages":
-        return anthropic_messages.read_request(body)
-    if api == "openai-responses":
-        return openai_responses.read_request(body)
-    return None  # plan_reply reads a chat-completions body itself
-
-
-def _fault_status(api: Api, fault: str | None) -> int:
-    wire = anthropic_messages if api == "anthropic-messages" else openai_responses
-    return wire.FAULT_STATUS[fault] if fault in wire.FAULT_STATUS else 200
-
-
 class _Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
     server_version = SERVER_NAME
@@ -359,8 +326,8 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length > 0 else b""
-        self._api = api = _PATHS.get(self.path.split("?")[0], "openai-completions")
-        if self.path.split("?")[0] not in _PATHS:
+        self._api = api = PATHS.get(self.path.split("?")[0], "openai-completions")
+        if self.path.split("?")[0] not in PATHS:
             self._reject(404, None, None, f"no such endpoint: POST {self.path}", "not_found")
             return
         try:
@@ -370,7 +337,7 @@ class _Handler(BaseHTTPRequestHandler):
                 400, None, None, f"request body is not JSON: {error}", "invalid_request_error"
             )
             return
-        problem = _request_problem(api, body)
+        problem = request_problem(api, body)
         if problem is not None:
             self._reject(400, None, body, problem, "invalid_request_error")
             return
@@ -385,8 +352,8 @@ class _Handler(BaseHTTPRequestHandler):
                 "model_not_found",
             )
             return
-        reply = plan_reply(script, body, _conversation(api, body))
-        status = _fault_status(api, reply.fault) if reply.fault in _STATUS_FAULTS else 200
+        reply = plan_reply(script, body, WIRES[api].read_request(body) if api in WIRES else None)
+        status = fault_status(api, reply.fault) if reply.fault in _STATUS_FAULTS else 200
         owner._record(RequestRecord(model, status, reply, None, body, api, self._header_record()))
         response_id = owner._next_response_id(api)
         if api == "openai-completions":
@@ -410,11 +377,7 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer_whole(reply, model, response_id)
             return
         chunks = stream_chunks(reply, model, response_id)
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
+        self._start_stream()
         try:
             if reply.fault == "stall":
                 self._send_event(chunks[0])
@@ -457,57 +420,44 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _answer_wire(self, api: Api, reply: Reply, model: str, response_id: str, *, stream: bool) -> None:
         """A reply in the Anthropic Messages or OpenAI Responses format, faults included."""
+        wire = WIRES[api]
         if reply.fault in _STATUS_FAULTS:
             self._send_fault(reply)
             return
-        if not stream:
-            if reply.fault in ("stall", "disconnect", "malformed"):
+        if reply.fault in ("stall", "disconnect") or (reply.fault == "malformed" and not stream):
+            if stream:
+                self._start_stream()
+            try:
+                for record in wire.stream_records(reply, model, response_id) if stream else ():
+                    self._send_chunk(record)
                 if reply.fault == "stall":
                     self._wait_for_hang_up()
-                self._abandon()
-                return
-            whole = (anthropic_messages.whole_message if api == "anthropic-messages"
-                     else openai_responses.whole_response)
-            self._send_json(200, whole(reply, model, response_id))
+            except OSError:
+                pass
+            self._abandon()
             return
-        records: list[bytes]
-        if api == "anthropic-messages":
-            broken = {k: [anthropic_messages.encode(*e) for e in v]
-                      for k, v in anthropic_messages.broken_stream(reply, model, response_id).items()}
-            records = [anthropic_messages.encode(*e)
-                       for e in anthropic_messages.stream_events(reply, model, response_id)]
-            bad = b'event: content_block_delta\ndata: {"type": "content_block_delta", oops\n\n'
-        else:
-            broken = {k: [openai_responses.encode(e) for e in v]
-                      for k, v in openai_responses.broken_stream(reply, model, response_id).items()}
-            records = [openai_responses.encode(e) for e in openai_responses.stream_events(reply, model, response_id)]
-            bad = b'event: response.output_text.delta\ndata: {"type": "response.output_text.delta", oops\n\n'
-        if reply.fault == "malformed":
-            records = [records[0], bad, *records[1:]]
-        elif reply.fault is not None:
-            records = broken[reply.fault]
+        if not stream:
+            self._send_json(200, wire.whole(reply, model, response_id))
+            return
+        self._start_stream()
+        try:
+            for record in wire.stream_records(reply, model, response_id):
+                self._send_chunk(record)
+            self.wfile.write(b"0\r\n\r\n")
+        except OSError:
+            self.close_connection = True
+
+    def _start_stream(self) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-cache")
         self.send_header("Transfer-Encoding", "chunked")
         self.end_headers()
-        try:
-            for record in records:
-                self._send_chunk(record)
-            if reply.fault in ("stall", "disconnect"):
-                if reply.fault == "stall":
-                    self._wait_for_hang_up()
-                self._abandon()
-            else:
-                self.wfile.write(b"0\r\n\r\n")
-        except OSError:
-            self.close_connection = True
 
     def _send_fault(self, reply: Reply) -> None:
         """The HTTP error of a ``rate-limit``, ``overloaded`` or ``http-500`` fault in this wire's words."""
         assert reply.fault is not None
-        wire = anthropic_messages if self._api == "anthropic-messages" else openai_responses
-        status, body = wire.fault_error(reply.fault)
+        status, body = WIRES.get(self._api, openai_responses).fault_error(reply.fault)
         extra = {"retry-after": str(RETRY_AFTER_SECONDS)} if reply.fault == "rate-limit" else {}
         self._send_json(status, body, extra)
 

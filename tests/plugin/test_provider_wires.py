@@ -174,10 +174,15 @@ FAULT_REASONS = {
     ("openai-responses", "http-500"): "provider server error (500)",
     ("anthropic-messages", "disconnect"): "the provider's stream was cut off before the reply ended",
     ("openai-responses", "disconnect"): "the provider's stream was cut off before the reply ended",
+    # a broken stream pi reports in its own words only
+    ("anthropic-messages", "malformed"): "model provider error: Could not parse Anthropic SSE event",
+    ("openai-responses", "malformed"): "model provider error: Error reading response: malformed server-sent event",
+    ("anthropic-messages", "no-finish-reason"): "model provider error: Anthropic stream ended without a stop reason",
+    ("openai-responses", "no-finish-reason"): "the provider's stream was cut off before the reply ended",
 }
 
 
-@pytest.mark.parametrize("fault", ["rate-limit", "overloaded", "http-500", "disconnect"])
+@pytest.mark.parametrize("fault", ["rate-limit", "overloaded", "http-500", "disconnect", "malformed", "no-finish-reason"])
 def test_provider_errors_end_the_variant_with_an_actionable_reason(
         pytester: pytest.Pytester, project: Path, server: ScriptedModelServer, wire: Wire, key: str, fault: str,
         monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
