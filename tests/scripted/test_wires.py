@@ -305,3 +305,22 @@ def test_provider_config_per_wire(server: ScriptedModelServer) -> None:
     assert server.provider_config(["s"], api="openai-completions")["compat"]["supportsStore"] is False
     with pytest.raises(ValueError, match="expected an api of"):
         ScriptedModelServer(api="google-generative-ai")  # type: ignore[arg-type]
+
+
+def test_chat_completions_usage_details_only_when_a_step_asks() -> None:
+    from pytest_skill_eval.scripted.chat_completions import stream_chunks
+    from pytest_skill_eval.scripted.conversation import read_conversation
+
+    def body(*messages: dict[str, Any]) -> dict[str, Any]:
+        return {"model": "m", "messages": [{"role": "system", "content": SYSTEM}, *messages]}
+
+    first = body({"role": "user", "content": "go"})
+    plain = stream_chunks(plan_reply(SCRIPT, first, read_conversation(first)), "m", "c1")[-1]["usage"]
+    assert set(plain) == {"prompt_tokens", "completion_tokens", "total_tokens"}
+    later = body({"role": "user", "content": "go"},
+                 {"role": "assistant", "content": None, "tool_calls": []}, {"role": "tool", "content": "x"})
+    reply = plan_reply(SCRIPT, later)
+    usage = stream_chunks(reply, "m", "c2")[-1]["usage"]
+    assert usage["prompt_tokens"] == reply.usage.prompt_tokens + 100
+    assert usage["prompt_tokens_details"] == {"cached_tokens": 70, "cache_write_tokens": 30}
+    assert usage["completion_tokens_details"] == {"reasoning_tokens": 4}
