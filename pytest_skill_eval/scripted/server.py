@@ -1,8 +1,9 @@
 """The scripted stand-in model served over HTTP on 127.0.0.1 (standard library only).
 
-:class:`ScriptedModelServer` speaks just enough of the OpenAI chat-completions API
-(``POST /v1/chat/completions`` with ``stream: true``, answered as server-sent events) for
-pi's ``openai-completions`` provider. Each model id maps to one script; replies come from
+:class:`ScriptedModelServer` speaks just enough of three provider APIs for pi's clients,
+each at its own path (:mod:`.wires`): OpenAI chat completions (``POST /v1/chat/completions``),
+Anthropic Messages (``POST /v1/messages``) and OpenAI Responses (``POST /v1/responses``),
+streamed as server-sent events. Each model id maps to one script; replies come from
 :func:`~pytest_skill_eval.scripted.replies.plan_reply`. It is a stand-in, not a model, and
 says so in its provider entry, its response headers and every text it makes up itself.
 
@@ -312,6 +313,7 @@ class _Handler(BaseHTTPRequestHandler):
     # ------------------------------------------------------------------ routing
 
     def do_GET(self) -> None:
+        self._api = "openai-completions"
         if self.path.rstrip("/") == "/v1/models":
             owner = self.server.owner
             models = [

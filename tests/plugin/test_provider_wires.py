@@ -113,6 +113,7 @@ def test_description_group_grades_through_the_providers_own_client(
                                            *extra, *ARGS)
     result.assert_outcomes(passed=1)
     assert "fail-to-pass" in result.stdout.str()
+    assert key not in result.stdout.str() + result.stderr.str()
     run = _run_json(project, "improves")
     assert run["state"] == "complete"
     assert run["model"]["used"] == [{"provider": wire.provider, "model": wire.model}]
