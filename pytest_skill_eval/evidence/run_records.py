@@ -85,14 +85,20 @@ class Usage:
     cache_write: float = 0.0
     total_tokens: float = 0.0
     cost: float = 0.0
+    #: reasoning tokens (a part of ``output``); stored only when pi reported some
+    reasoning: float = 0.0
 
     def to_json(self) -> dict[str, float]:
-        return {"input": self.input, "output": self.output, "cacheRead": self.cache_read,
+        data = {"input": self.input, "output": self.output, "cacheRead": self.cache_read,
                 "cacheWrite": self.cache_write, "totalTokens": self.total_tokens, "cost": self.cost}
+        if self.reasoning:
+            data["reasoning"] = self.reasoning
+        return data
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> Usage:
-        return cls(d["input"], d["output"], d["cacheRead"], d["cacheWrite"], d["totalTokens"], d["cost"])
+        return cls(d["input"], d["output"], d["cacheRead"], d["cacheWrite"], d["totalTokens"], d["cost"],
+                   d.get("reasoning", 0.0))
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,7 +21,14 @@ from typing import Any, Literal
 
 from pytest_skill_eval.host.launch import LaunchPlan
 from pytest_skill_eval.host.process import kill_process_tree
-from pytest_skill_eval.host.protocol import LineSplitter, Record, TurnSpan, parse_record, provider_error
+from pytest_skill_eval.host.protocol import (
+    LineSplitter,
+    Record,
+    TurnSpan,
+    parse_record,
+    provider_error,
+    provider_error_reason,
+)
 
 Outcome = Literal["complete", "infrastructure-failed", "cancelled"]
 
@@ -341,7 +348,9 @@ def _check_provider(session: _Session, index: int, start: int, end: int) -> None
     """A turn whose model call failed did not test the subject: that is infrastructure."""
     error = provider_error(session.run.records[start:end])
     if error is not None:
-        raise _Fault(f"turn {index}: model provider error: {error}")
+        actionable = provider_error_reason(error)
+        detail = f"model provider error: {error}"
+        raise _Fault(f"turn {index}: {actionable} ({detail})" if actionable else f"turn {index}: {detail}")
 
 
 def _fail(session: _Session, reason: str) -> None:

@@ -182,6 +182,41 @@ def provider_error(records: Sequence[Record]) -> str | None:
     return None
 
 
+_STATUS = re.compile(r"^(?:[^\n(:]*\()?(?P<status>[1-5]\d\d)\b")
+_TRY_AGAIN = re.compile(r"(?:try again in|retry after|retry-after:?)\s*(?P<value>\d+(?:\.\d+)?)\s*(?P<unit>ms|s|m)?\b",
+                        re.IGNORECASE)
+_DROPPED = ("terminated", "other side closed", "UND_ERR_SOCKET", "stream ended before", "ECONNRESET", "socket hang up")
+
+
+def provider_error_reason(error: str) -> str | None:
+    """What a person can do about a failed provider request pi reported as *error*, or None.
+
+    pi words the error by API: ``429 {"type":"error",…}`` (Anthropic), ``<provider> API
+    error (429): {…}`` (OpenAI Responses), ``500: {…}`` (chat completions); a stream cut
+    off mid-body reads ``terminated: other side closed``. pi does not pass on the
+    ``retry-after`` header, so a wait is named only when the provider's own text gives
+    one (OpenAI's "Please try again in 20s.").
+    """
+    match = _STATUS.search(error)
+    status = int(match.group("status")) if match else None
+    lowered = error.lower()
+    if status == 429:
+        wait = _TRY_AGAIN.search(error)
+        if wait is None:
+            return "rate limited by the provider (429), pi does not report when to retry: wait before running again"
+        unit = {"ms": "ms", "m": "min"}.get((wait.group("unit") or "s").lower(), "s")
+        return f"rate limited by the provider (429), retry after {wait.group('value')} {unit}"
+    if status in (529, 503) and ("overloaded" in lowered or status == 529):
+        return f"provider overloaded ({status}), try again later"
+    if status in (401, 403):
+        return f"the provider refused the credential ({status}): check the key the group inherits or --skill-eval-auth gives"
+    if status is not None and status >= 500:
+        return f"provider server error ({status}), try again later"
+    if any(marker.lower() in lowered for marker in _DROPPED):
+        return "the provider's stream was cut off before the reply ended"
+    return None
+
+
 def models_used(records: Sequence[Record]) -> list[dict[str, str]]:
     """The provider/model pairs that answered, in first-use order, from assistant ``message_end`` records.
 
@@ -205,8 +240,13 @@ def models_used(records: Sequence[Record]) -> list[dict[str, str]]:
 
 
 def usage_totals(records: Sequence[Record], start: int = 0, end: int | None = None) -> dict[str, float]:
-    """Sum token usage and cost over the assistant ``message_end`` records in a range."""
+    """Sum token usage and cost over the assistant ``message_end`` records in a range.
+
+    ``reasoning`` (pi's count of reasoning tokens, a part of ``output``) is there only when
+    some message reports a non-zero figure, so runs without reasoning keep their shape.
+    """
     totals = {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0, "totalTokens": 0.0, "cost": 0.0}
+    reasoning = 0.0
     for rec in records[start:end]:
         data = rec.data
         if not data or data.get("type") != "message_end":
@@ -222,6 +262,10 @@ def usage_totals(records: Sequence[Record], start: int = 0, end: int | None = No
         cost = usage.get("cost")
         if isinstance(cost, dict) and isinstance(cost.get("total"), (int, float)):
             totals["cost"] += cost["total"]
+        if isinstance(usage.get("reasoning"), (int, float)):
+            reasoning += usage["reasoning"]
+    if reasoning:
+        totals["reasoning"] = reasoning
     return totals
 
 

@@ -55,15 +55,18 @@ def _envelope(model: str, response_id: str) -> dict[str, Any]:
 
 
 def _usage_chunk(reply: Reply, model: str, response_id: str) -> dict[str, Any]:
-    return {
-        **_envelope(model, response_id),
-        "choices": [],
-        "usage": {
-            "prompt_tokens": reply.usage.prompt_tokens,
-            "completion_tokens": reply.usage.completion_tokens,
-            "total_tokens": reply.usage.total_tokens,
-        },
+    usage = reply.usage
+    # OpenAI counts cached tokens inside prompt_tokens; pi subtracts them again
+    counts: dict[str, Any] = {
+        "prompt_tokens": usage.prompt_tokens + usage.cache_read + usage.cache_write,
+        "completion_tokens": usage.completion_tokens,
+        "total_tokens": usage.total_tokens,
     }
+    if usage.cache_read or usage.cache_write:  # only a step's "usage" adds these details
+        counts["prompt_tokens_details"] = {"cached_tokens": usage.cache_read, "cache_write_tokens": usage.cache_write}
+    if usage.reasoning:
+        counts["completion_tokens_details"] = {"reasoning_tokens": usage.reasoning}
+    return {**_envelope(model, response_id), "choices": [], "usage": counts}
 
 
 def _pieces(text: str, size: int) -> Iterator[str]:

@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import posixpath
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
 # ----------------------------------------------------------------------- conversation
 
@@ -88,7 +88,7 @@ def _unescape_xml(text: str) -> str:
     return _XML_ENTITY.sub(lambda m: _XML_ENTITIES[m.group(0)], text)
 
 
-def _content_text(content: Any) -> str:
+def content_text(content: Any) -> str:
     """The text of an OpenAI message ``content`` (a string, null, or a list of parts)."""
     if isinstance(content, str):
         return content
@@ -101,23 +101,45 @@ def _content_text(content: Any) -> str:
     return ""
 
 
+Role = Literal["user", "assistant", "tool"]
+"""What a message is to the script: a user turn, a model reply, or one tool result."""
+
+
 def read_conversation(request_body: Mapping[str, Any]) -> Conversation:
-    """Extract prompt, messages, listed and delivered skills, cwd, turn and step."""
+    """Extract prompt, messages, listed and delivered skills, cwd, turn and step
+    from an OpenAI chat-completions request (the other wires have their own readers)."""
     raw_messages = request_body.get("messages")
     if not isinstance(raw_messages, list):
         raw_messages = []
-    messages = [m for m in raw_messages if isinstance(m, dict)]
     system_parts: list[str] = []
+    entries: list[tuple[Role, str]] = []
+    for message in (m for m in raw_messages if isinstance(m, dict)):
+        role = message.get("role")
+        text = content_text(message.get("content"))
+        if role in ("system", "developer"):
+            system_parts.append(text)
+        elif role == "user":
+            entries.append(("user", text))
+        elif role == "assistant":
+            entries.append(("assistant", ""))
+        elif role == "tool":
+            entries.append(("tool", text))
+    return build_conversation(system_parts, entries)
+
+
+def build_conversation(system_parts: Sequence[str], entries: Iterable[tuple[Role, str]]) -> Conversation:
+    """The :class:`Conversation` of a system prompt and the messages in request order.
+
+    Each wire module reads its own request shape into these entries: one ``assistant``
+    entry per model reply, one ``tool`` entry per tool result, one ``user`` entry per
+    user message (the turns of the script).
+    """
     user_messages: list[str] = []
     tool_results: list[str] = []
     latest_tool_results: list[str] = []
     step = 0
-    for message in messages:
-        role = message.get("role")
-        text = _content_text(message.get("content"))
-        if role in ("system", "developer"):
-            system_parts.append(text)
-        elif role == "user":
+    for role, text in entries:
+        if role == "user":
             user_messages.append(text)
             step = 0
             latest_tool_results = []
@@ -151,5 +173,3 @@ def read_conversation(request_body: Mapping[str, Any]) -> Conversation:
         turn=len(user_messages),
         step=step,
     )
-
-

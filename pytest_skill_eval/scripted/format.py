@@ -25,7 +25,7 @@ from pytest_skill_eval.errors import Problem, ScriptError
 SCHEMA = "skill-eval-script/1"
 """The only accepted value of a script's ``schema`` key."""
 
-Fault = Literal["http-500", "stall", "malformed", "disconnect", "no-finish-reason"]
+Fault = Literal["http-500", "stall", "malformed", "disconnect", "no-finish-reason", "rate-limit", "overloaded"]
 FAULTS: tuple[Fault, ...] = get_args(Fault)
 
 
@@ -120,12 +120,26 @@ class ToolCallTemplate:
 
 
 @dataclass(frozen=True, slots=True)
+class ExtraUsage:
+    """Token counts a step adds to the deterministic usage: cache reads and writes, reasoning.
+
+    Every wire reports them in its own fields so that pi shows ``cacheRead``, ``cacheWrite``
+    and ``reasoning`` with these values (``reasoning`` is a part of ``output``).
+    """
+
+    cache_read: int = 0
+    cache_write: int = 0
+    reasoning: int = 0
+
+
+@dataclass(frozen=True, slots=True)
 class MessageStep:
     """One assistant message: text, tool calls (parallel when several), or both."""
 
     text: str | None
     tool_calls: tuple[ToolCallTemplate, ...]
     pointer: str
+    usage: ExtraUsage = ExtraUsage()
 
 
 @dataclass(frozen=True, slots=True)
@@ -290,7 +304,9 @@ def _step(raw: dict[str, Any], pointer: str) -> Step:
         ToolCallTemplate(call["name"], json.dumps(call.get("arguments", {}), ensure_ascii=False))
         for call in raw.get("tool_calls", ())
     )
-    return MessageStep(raw.get("text"), calls, pointer)
+    usage = raw.get("usage", {})
+    extra = ExtraUsage(usage.get("cache_read", 0), usage.get("cache_write", 0), usage.get("reasoning", 0))
+    return MessageStep(raw.get("text"), calls, pointer, extra)
 
 
 def _steps(raw: list[dict[str, Any]], pointer: str) -> tuple[Step, ...]:

@@ -63,6 +63,9 @@ class Arm:
 STAND_IN_TAG = "[scripted stand-in]"
 """Prefix of every text the server makes up itself, so it is never mistaken for a model's."""
 
+RETRY_AFTER_SECONDS = 20
+"""The ``retry-after`` header (in seconds) of the ``rate-limit`` fault, on every wire."""
+
 Outcome = Literal["scripted", "fault", "exhausted", "unresolved"]
 
 
@@ -80,14 +83,22 @@ class PlannedToolCall:
 
 @dataclass(frozen=True, slots=True)
 class Usage:
-    """Deterministic token counts reported in the stream's final usage chunk."""
+    """Deterministic token counts reported in the stream's final usage chunk.
+
+    ``prompt_tokens`` are the uncached input tokens; ``cache_read`` and ``cache_write`` come
+    on top of them (each wire adds them up as its API does); ``completion_tokens`` include
+    the ``reasoning`` tokens, as every provider counts them.
+    """
 
     prompt_tokens: int
     completion_tokens: int
+    cache_read: int = 0
+    cache_write: int = 0
+    reasoning: int = 0
 
     @property
     def total_tokens(self) -> int:
-        return self.prompt_tokens + self.completion_tokens
+        return self.prompt_tokens + self.completion_tokens + self.cache_read + self.cache_write
 
 
 @dataclass(frozen=True, slots=True)
@@ -192,13 +203,19 @@ def _substitute_json(value: Any, pointer: str, conversation: Conversation) -> An
 # --------------------------------------------------------------------------- planning
 
 
-def plan_reply(script: Script, request_body: Mapping[str, Any], arm: Arm | None = None) -> Reply:
-    """Decide the stand-in's reply to one chat-completions request.
+def plan_reply(
+    script: Script, request_body: Mapping[str, Any], conversation: Conversation | None = None,
+    arm: Arm | None = None,
+) -> Reply:
+    """Decide the stand-in's reply to one request.
 
-    Never raises for odd request bodies: whatever cannot be answered from the script
-    becomes a text reply tagged with :data:`STAND_IN_TAG` that says why.
+    *conversation* is what the request's wire format says (default: a chat-completions
+    body read by :func:`read_conversation`). Never raises for odd request bodies: whatever
+    cannot be answered from the script becomes a text reply tagged with
+    :data:`STAND_IN_TAG` that says why.
     """
-    conversation = read_conversation(request_body)
+    if conversation is None:
+        conversation = read_conversation(request_body)
     turn, step = conversation.turn, conversation.step
     # Deterministic, and proportional to what pi sent: enough for usage plumbing tests.
     prompt_tokens = len(json.dumps(request_body, separators=(",", ":"))) // 4
@@ -250,9 +267,11 @@ def plan_reply(script: Script, request_body: Mapping[str, Any], arm: Arm | None 
             outcome="unresolved", source=chosen.pointer, rule=rule,
         )
     completion = text + "".join(call.name + call.arguments for call in calls)
+    extra = chosen.usage
+    usage = Usage(prompt_tokens, len(completion) // 4 + extra.reasoning, extra.cache_read, extra.cache_write,
+                  extra.reasoning)
     return replace(
-        base, outcome="scripted", source=chosen.pointer, rule=rule, text=text,
-        tool_calls=calls, usage=Usage(prompt_tokens, len(completion) // 4),
+        base, outcome="scripted", source=chosen.pointer, rule=rule, text=text, tool_calls=calls, usage=usage,
     )
 
 

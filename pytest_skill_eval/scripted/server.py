@@ -1,8 +1,9 @@
 """The scripted stand-in model served over HTTP on 127.0.0.1 (standard library only).
 
-:class:`ScriptedModelServer` speaks just enough of the OpenAI chat-completions API
-(``POST /v1/chat/completions`` with ``stream: true``, answered as server-sent events) for
-pi's ``openai-completions`` provider. Each model id maps to one script; replies come from
+:class:`ScriptedModelServer` speaks just enough of three provider APIs for pi's clients,
+each at its own path (:mod:`.wires`): OpenAI chat completions (``POST /v1/chat/completions``),
+Anthropic Messages (``POST /v1/messages``) and OpenAI Responses (``POST /v1/responses``),
+streamed as server-sent events. Each model id maps to one script; replies come from
 :func:`~pytest_skill_eval.scripted.replies.plan_reply`. It is a stand-in, not a model, and
 says so in its provider entry, its response headers and every text it makes up itself.
 
@@ -19,19 +20,23 @@ import socket
 import sys
 import threading
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from pytest_skill_eval.errors import ScriptError
+from pytest_skill_eval.scripted import anthropic_messages, openai_responses
 from pytest_skill_eval.scripted.chat_completions import SERVER_NAME, stream_chunks, text_chunk, whole_completion
 from pytest_skill_eval.scripted.format import Script, load_script
-from pytest_skill_eval.scripted.replies import STAND_IN_TAG, Arm, Reply, plan_reply
+from pytest_skill_eval.scripted.replies import RETRY_AFTER_SECONDS, STAND_IN_TAG, Arm, Reply, plan_reply
+from pytest_skill_eval.scripted.wires import APIS, ID_PREFIX, PATHS, WIRES, Api, fault_status, request_problem
 
 __all__ = [
+    "APIS",
     "API_KEY",
+    "Api",
     "DISPLAY_NAME",
     "HANDLER_THREAD_NAME",
     "PROVIDER",
@@ -50,6 +55,8 @@ DISPLAY_NAME = "Scripted stand-in (not a real model)"
 HANDLER_THREAD_NAME = "scripted-model-request"
 #: the request header naming the arm a request comes from: ``<group>/<variant>/<trial>``
 ARM_HEADER = "x-skill-eval-arm"
+#: The faults that fail a request with an HTTP error before anything is streamed.
+_STATUS_FAULTS = ("http-500", "rate-limit", "overloaded")
 _MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
 _STALL_POLL_SECONDS = 0.05
 _JOIN_SECONDS = 2.0
@@ -68,6 +75,10 @@ class RequestRecord:
     reply: Reply | None
     error: str | None
     body: Any
+    #: the wire format of the request's path
+    api: Api = "openai-completions"
+    #: the request headers, names in lower case (tests check the credential pi sent)
+    headers: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
     #: the ``x-skill-eval-arm`` header the request carried (``<group>/<variant>/<trial>``)
     arm: str | None = None
 
@@ -80,7 +91,11 @@ class ScriptedModelServer:
     ``models.json`` as provider :data:`PROVIDER`.
     """
 
-    def __init__(self, seed: str = "") -> None:
+    def __init__(self, api: Api = "openai-completions", seed: str = "") -> None:
+        if api not in APIS:
+            raise ValueError(f"scripted model server: expected an api of {', '.join(APIS)}, found {api!r}")
+        #: the wire :meth:`provider_config` writes by default; every wire is served at its path
+        self.api: Api = api
         #: the seed of the weighted alternatives (see :class:`~.replies.Arm`)
         self.seed = seed
         self._lock = threading.Lock()
@@ -135,11 +150,15 @@ class ScriptedModelServer:
 
     @property
     def base_url(self) -> str:
-        """``http://127.0.0.1:<port>/v1``, the provider ``baseUrl`` pi needs."""
+        """``http://127.0.0.1:<port>/v1``, the provider ``baseUrl`` pi needs for OpenAI wires."""
         if self._httpd is None:
             raise RuntimeError("the scripted model server is not started")
         host, port = self._httpd.server_address[:2]
         return f"http://{host!s}:{port}/v1"
+
+    def base_url_for(self, api: Api) -> str:
+        """The ``baseUrl`` pi needs for *api*: Anthropic's SDK appends ``/v1/messages`` itself."""
+        return self.base_url.removesuffix("/v1") if api == "anthropic-messages" else self.base_url
 
     # -------------------------------------------------------------- registration
 
@@ -168,8 +187,12 @@ class ScriptedModelServer:
                 f"registered to {known[0]} and now to {path}"
             )
 
-    def provider_config(self, names: Iterable[str]) -> dict[str, Any]:
-        """The ``models.json`` entry for provider :data:`PROVIDER` listing ``names``."""
+    def provider_config(self, names: Iterable[str], api: Api | None = None) -> dict[str, Any]:
+        """The ``models.json`` entry for provider :data:`PROVIDER` listing ``names``.
+
+        *api* (default: the server's :attr:`api`) is the wire pi will speak to it.
+        """
+        api = self.api if api is None else api
         models = []
         with self._lock:
             registered = dict(self._scripts)
@@ -189,6 +212,8 @@ class ScriptedModelServer:
                 "maxTokens": 32_000,
                 "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
             })
+        if api != "openai-completions":
+            return {"baseUrl": self.base_url_for(api), "api": api, "apiKey": API_KEY, "models": models}
         return {
             "baseUrl": self.base_url,
             "api": "openai-completions",
@@ -221,10 +246,10 @@ class ScriptedModelServer:
         with self._lock:
             self._records.append(record)
 
-    def _next_response_id(self) -> str:
+    def _next_response_id(self, api: Api = "openai-completions") -> str:
         with self._lock:
             self._responses += 1
-            return f"chatcmpl-scripted-{self._responses}"
+            return f"{ID_PREFIX[api]}{self._responses}"
 
 
 class _HTTPServer(ThreadingHTTPServer):
@@ -286,6 +311,7 @@ class _Handler(BaseHTTPRequestHandler):
     sys_version = ""
     timeout = 600  # an idle keep-alive connection whose client vanished is closed eventually
     server: _HTTPServer
+    _api: Api = "openai-completions"
 
     def log_message(self, format: str, *args: Any) -> None:
         """Requests are recorded in memory (``requests()``), not printed."""
@@ -293,6 +319,7 @@ class _Handler(BaseHTTPRequestHandler):
     # ------------------------------------------------------------------ routing
 
     def do_GET(self) -> None:
+        self._api = "openai-completions"
         if self.path.rstrip("/") == "/v1/models":
             owner = self.server.owner
             models = [
@@ -307,7 +334,8 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length > 0 else b""
-        if self.path.split("?")[0] != "/v1/chat/completions":
+        self._api = api = PATHS.get(self.path.split("?")[0], "openai-completions")
+        if self.path.split("?")[0] not in PATHS:
             self._reject(404, None, None, f"no such endpoint: POST {self.path}", "not_found")
             return
         try:
@@ -317,14 +345,11 @@ class _Handler(BaseHTTPRequestHandler):
                 400, None, None, f"request body is not JSON: {error}", "invalid_request_error"
             )
             return
-        model = body.get("model") if isinstance(body, dict) else None
-        if not isinstance(model, str) or not isinstance(body.get("messages"), list):
-            self._reject(
-                400, None, body,
-                'expected a JSON object with a string "model" and a "messages" array',
-                "invalid_request_error",
-            )
+        problem = request_problem(api, body)
+        if problem is not None:
+            self._reject(400, None, body, problem, "invalid_request_error")
             return
+        model = body["model"]
         script = owner._script_for(model)
         if script is None:
             registered = ", ".join(owner._registered()) or "none"
@@ -335,10 +360,18 @@ class _Handler(BaseHTTPRequestHandler):
                 "model_not_found",
             )
             return
-        reply = plan_reply(script, body, arm_of(self.headers.get(ARM_HEADER), owner.seed))
-        status = 500 if reply.fault == "http-500" else 200
-        owner._record(RequestRecord(model, status, reply, None, body, self.headers.get(ARM_HEADER)))
-        self._answer(reply, model, owner._next_response_id(), stream=body.get("stream") is True)
+        arm = self.headers.get(ARM_HEADER)
+        reply = plan_reply(script, body, WIRES[api].read_request(body) if api in WIRES else None, arm_of(arm, owner.seed))
+        status = fault_status(api, reply.fault) if reply.fault in _STATUS_FAULTS else 200
+        owner._record(RequestRecord(model, status, reply, None, body, api, self._header_record(), arm))
+        response_id = owner._next_response_id(api)
+        if api == "openai-completions":
+            self._answer(reply, model, response_id, stream=body.get("stream") is True)
+        else:
+            self._answer_wire(api, reply, model, response_id, stream=body.get("stream") is True)
+
+    def _header_record(self) -> dict[str, str]:
+        return {name.lower(): value for name, value in self.headers.items()}
 
     # ------------------------------------------------------------------ replies
 
@@ -346,15 +379,14 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.fault == "http-500":
             self._send_error(500, f"{STAND_IN_TAG} scripted fault http-500", "server_error")
             return
+        if reply.fault in _STATUS_FAULTS:
+            self._send_fault(reply)
+            return
         if not stream:
             self._answer_whole(reply, model, response_id)
             return
         chunks = stream_chunks(reply, model, response_id)
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
+        self._start_stream()
         try:
             if reply.fault == "stall":
                 self._send_event(chunks[0])
@@ -395,24 +427,72 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._send_json(200, whole_completion(reply, model, response_id))
 
+    def _answer_wire(self, api: Api, reply: Reply, model: str, response_id: str, *, stream: bool) -> None:
+        """A reply in the Anthropic Messages or OpenAI Responses format, faults included."""
+        wire = WIRES[api]
+        if reply.fault in _STATUS_FAULTS:
+            self._send_fault(reply)
+            return
+        if reply.fault in ("stall", "disconnect") or (reply.fault == "malformed" and not stream):
+            if stream:
+                self._start_stream()
+            try:
+                for record in wire.stream_records(reply, model, response_id) if stream else ():
+                    self._send_chunk(record)
+                if reply.fault == "stall":
+                    self._wait_for_hang_up()
+            except OSError:
+                pass
+            self._abandon()
+            return
+        if not stream:
+            self._send_json(200, wire.whole(reply, model, response_id))
+            return
+        self._start_stream()
+        try:
+            for record in wire.stream_records(reply, model, response_id):
+                self._send_chunk(record)
+            self.wfile.write(b"0\r\n\r\n")
+        except OSError:
+            self.close_connection = True
+
+    def _start_stream(self) -> None:
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Cache-Control", "no-cache")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+
+    def _send_fault(self, reply: Reply) -> None:
+        """The HTTP error of a ``rate-limit``, ``overloaded`` or ``http-500`` fault in this wire's words."""
+        assert reply.fault is not None
+        status, body = WIRES.get(self._api, openai_responses).fault_error(reply.fault)
+        extra = {"retry-after": str(RETRY_AFTER_SECONDS)} if reply.fault == "rate-limit" else {}
+        self._send_json(status, body, extra)
+
     def _reject(self, status: int, model: str | None, body: Any, message: str, code: str) -> None:
-        self.server.owner._record(RequestRecord(model, status, None, message, body))
+        self.server.owner._record(RequestRecord(model, status, None, message, body, self._api, self._header_record()))
         self._send_error(status, message, code)
 
     # -------------------------------------------------------------------- wire
 
     def _send_error(self, status: int, message: str, code: str) -> None:
+        if self._api == "anthropic-messages":
+            self._send_json(status, anthropic_messages.error_body(status, message))
+            return
         kind = "server_error" if status >= 500 else "invalid_request_error"
         self._send_json(status, {"error": {"message": message, "type": kind, "code": code}})
 
-    def _send_json(self, status: int, payload: Any) -> None:
+    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
         data = json.dumps(payload, ensure_ascii=False).encode()
-        self._send_bytes(status, data, "application/json")
+        self._send_bytes(status, data, "application/json", headers)
 
-    def _send_bytes(self, status: int, data: bytes, content_type: str) -> None:
+    def _send_bytes(self, status: int, data: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
         self.send_response(status)
         self.send_header("Content-Type", content_type)
         self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
 

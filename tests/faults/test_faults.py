@@ -95,6 +95,9 @@ def root(pytester: pytest.Pytester, pi_host: object) -> pytest.Pytester:
         # text streamed before the stream broke is directly observed and kept
         ("disconnect", "model provider error: terminated", "[scripted stand-in] partial reply before a disconnect"),
         ("no-finish-reason", "model provider error: Stream ended without finish_reason", "[scripted stand-in] reply without a finish_reason"),
+        # the chat-completions wire words them as OpenAI does: the wait is in the body's text
+        ("rate-limit", "rate limited by the provider (429), retry after 20 s (model provider error: 429: ", ""),
+        ("overloaded", "provider overloaded (503), try again later (model provider error: 503: ", ""),
     ],
 )
 def test_provider_faults_are_infrastructure_failures_with_partial_evidence(

@@ -389,8 +389,8 @@ CONDITION_KEYS = (
         (
             {"schema": "skill-eval-script/1", "turns": [{"steps": [{"fault": "boom"}, {"fault": "stall", "text": "x"}]}]},
             's.json: /turns/0/steps/0/fault: expected one of "http-500", "stall", "malformed", "disconnect", '
-            '"no-finish-reason", found "boom"\n'
-            's.json: /turns/0/steps/1: expected "fault" alone, without "text" or "tool_calls", '
+            '"no-finish-reason", "rate-limit", "overloaded", found "boom"\n'
+            's.json: /turns/0/steps/1: expected "fault" alone, without "text", "tool_calls" or "usage", '
             'found an object with the fields "fault", "text"',
         ),
         (
@@ -552,3 +552,21 @@ def test_the_docs_fallback_example_behaves_as_described() -> None:
     assert [json.loads(s.tool_calls[0].arguments)["path"] if s.tool_calls else s.text for s in steps] == [
         "/work/space/CONFIG.md", "/work/space/README.md", "Fell back to the README.",
     ]
+
+
+def test_a_steps_usage_adds_cache_and_reasoning_tokens() -> None:
+    parsed = script({"steps": [{"text": "done", "usage": {"cache_read": 7, "reasoning": 3}}]})
+    reply = plan_reply(parsed, request(user("go")))
+    assert (reply.usage.cache_read, reply.usage.cache_write, reply.usage.reasoning) == (7, 0, 3)
+    assert reply.usage.completion_tokens == len("done") // 4 + 3
+
+
+@pytest.mark.parametrize(("usage", "expected"), [
+    ({}, 's.json: /turns/0/steps/0/usage: expected a usage object with "cache_read", "cache_write" or "reasoning" '
+         "token counts, found an empty object"),
+    ({"cache_read": -1}, "s.json: /turns/0/steps/0/usage/cache_read: expected a non-negative integer, found -1"),
+])
+def test_invalid_usage(usage: dict[str, Any], expected: str) -> None:
+    with pytest.raises(ScriptError) as raised:
+        parse_script({"schema": "skill-eval-script/1", "turns": [{"steps": [{"text": "x", "usage": usage}]}]}, "s.json")
+    assert str(raised.value) == expected

@@ -1,0 +1,58 @@
+"""What a person can do about a failed provider request, from pi's own error text (pure).
+
+The texts are pi 1.6's, observed against the scripted server's faults (one per API's
+wording): Anthropic's SDK message, pi's ``<provider> API error (<status>): <body>`` for
+OpenAI Responses, ``<status>: <body>`` for chat completions, undici's dropped socket.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from pytest_skill_eval.evidence.run_records import Usage
+from pytest_skill_eval.host.protocol import Record, provider_error_reason, usage_totals
+
+
+@pytest.mark.parametrize(("error", "reason"), [
+    ('429 {"type":"error","error":{"type":"rate_limit_error","message":"This request would exceed your rate limit."}}',
+     "rate limited by the provider (429), pi does not report when to retry: wait before running again"),
+    ('openai API error (429): {"message":"Rate limit reached for requests. Please try again in 20s.","type":"requests"}',
+     "rate limited by the provider (429), retry after 20 s"),
+    ('429: {"message":"Rate limit reached. Please try again in 1.5s.","type":"requests"}',
+     "rate limited by the provider (429), retry after 1.5 s"),
+    ('429: {"message":"Please try again in 350ms."}', "rate limited by the provider (429), retry after 350 ms"),
+    ('529 {"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}',
+     "provider overloaded (529), try again later"),
+    ('openai API error (503): {"message":"The engine is currently overloaded, please try again later."}',
+     "provider overloaded (503), try again later"),
+    ('503: {"message":"Service unavailable"}', "provider server error (503), try again later"),
+    ('500: {"message":"boom","type":"server_error"}', "provider server error (500), try again later"),
+    ('401 {"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}',
+     "the provider refused the credential (401): check the key the group inherits or --skill-eval-auth gives"),
+    ("terminated: other side closed (UND_ERR_SOCKET)",
+     "the provider's stream was cut off before the reply ended"),
+    ("Anthropic stream ended before message_stop",
+     "the provider's stream was cut off before the reply ended"),
+    ("Stream ended without finish_reason", None),
+    ("Error reading response: malformed server-sent event JSON.", None),
+    ('400 {"type":"error","error":{"type":"invalid_request_error","message":"bad"}}', None),
+])
+def test_provider_error_reason(error: str, reason: str | None) -> None:
+    assert provider_error_reason(error) == reason
+
+
+def _assistant(usage: dict[str, int]) -> Record:
+    data = {"type": "message_end", "message": {"role": "assistant", "usage": usage}}
+    return Record(0, data, json.dumps(data))
+
+
+def test_reasoning_tokens_are_summed_only_when_reported() -> None:
+    plain = {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "reasoning": 0, "totalTokens": 15}
+    assert "reasoning" not in usage_totals([_assistant(plain)]), "a run without reasoning keeps its shape"
+    thinking = {**plain, "output": 9, "reasoning": 4, "cacheRead": 70, "cacheWrite": 30}
+    totals = usage_totals([_assistant(plain), _assistant(thinking)])
+    assert (totals["reasoning"], totals["cacheRead"], totals["cacheWrite"], totals["output"]) == (4, 70, 30, 14)
+    assert Usage.from_json(totals).to_json() == totals
+    assert "reasoning" not in Usage.from_json(usage_totals([_assistant(plain)])).to_json()
