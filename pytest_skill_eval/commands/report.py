@@ -125,13 +125,10 @@ def _fingerprints(run_dir: Path, result_dir: Path, problems: list[str]) -> dict[
     path = run_dir / "fingerprints.json"
     if not path.is_file():
         return {}
-    try:
-        data = store.read_json(path)
-        before = data["before"]
-        return {resource_key(str(k)): {str(f): str(s) for f, s in v.items()} for k, v in before.items()}
-    except (EvidenceError, OSError, KeyError, TypeError, AttributeError) as exc:
-        problems.append(f"{_relative(path, result_dir)}: expected {{\"before\": {{...}}, \"after\": {{...}}}}: {exc}")
+    record = _read(records.FingerprintsRecord, path, result_dir, problems)
+    if record is None:
         return {}
+    return {resource_key(k): dict(v) for k, v in record.before.items()}
 
 
 def _declared_path(declared: Mapping[str, Any], key: str) -> str | None:

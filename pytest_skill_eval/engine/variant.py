@@ -353,7 +353,7 @@ def persist(group: Group, planned: Planned, driven: Driven, evidence: VariantEvi
     ))
     evidence.write_json("transcript.json", transcript.to_json())
     evidence.write_text("final-response.txt", turns[-1].response if turns else "")
-    evidence.write_json("fingerprints.json", {"before": planned.before, "after": after})
+    evidence.write_json("fingerprints.json", records.FingerprintsRecord(planned.before, after).to_json())
     evidence.snapshot(prepared.workspace, "workspace")
     ran = records.HostRunRecord(
         registered_tools=tuple(tuple(a) for a in active),

@@ -27,6 +27,7 @@ from pytest_skill_eval.evidence.run_records import (
     JSON,
     BatchState,
     ContextObservations,
+    FingerprintsRecord,
     GroupState,
     HostRunRecord,
     ModelRecord,
@@ -43,6 +44,7 @@ from pytest_skill_eval.observation import RunState
 __all__ = [
     "BatchState",
     "ContextObservations",
+    "FingerprintsRecord",
     "DefinitionRecord",
     "GroupRecord",
     "GroupState",
@@ -320,7 +322,7 @@ class DefinitionRecord:
 # -------------------------------------------------------------------------------- reading
 
 Record = TypeVar("Record", RunRecord, GroupRecord, InvalidGroupRecord, ResultRecord, DefinitionRecord,
-                 TranscriptRecord, ContextObservations, SelectionRecord)
+                 TranscriptRecord, ContextObservations, SelectionRecord, FingerprintsRecord)
 
 _SCHEMAS: dict[type, str] = {
     RunRecord: "evidence-run",
@@ -331,6 +333,7 @@ _SCHEMAS: dict[type, str] = {
     TranscriptRecord: "evidence-transcript",
     ContextObservations: "evidence-context-observations",
     SelectionRecord: "evidence-selection",
+    FingerprintsRecord: "evidence-fingerprints",
 }
 
 

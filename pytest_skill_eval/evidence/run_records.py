@@ -284,3 +284,23 @@ class ContextObservations:
     def from_json(cls, d: Sequence[Mapping[str, Any]]) -> ContextObservations:
         return cls(tuple(ContextRequest(r["turn"], r["request"], r["system_prompt"], r["provider_context"])
                          for r in d))
+
+
+# ----------------------------------------------------------------------- fingerprints.json
+
+
+@dataclass(frozen=True, slots=True)
+class FingerprintsRecord:
+    """``fingerprints.json``: the sha256 of every file of each declared resource (skills,
+    context, bundles), keyed by the resource's scratch path, before and after the run."""
+
+    before: Mapping[str, Mapping[str, str]]
+    after: Mapping[str, Mapping[str, str]]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"before": {k: dict(v) for k, v in self.before.items()},
+                "after": {k: dict(v) for k, v in self.after.items()}}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> FingerprintsRecord:
+        return cls({k: dict(v) for k, v in d["before"].items()}, {k: dict(v) for k, v in d["after"].items()})

@@ -4,7 +4,10 @@
     ├── hooks     the pytest hooks (the ``pytest11`` entry point): options, collection, reporting
     ├── items     the definition file node, one item per group, broken-reference items
     ├── declared  which paths a run declares and which groups they name
-    ├── session   the per-process session: result id, selection, verdicts, summary, finish
+    ├── trials    the trial settings: count, seed, pass rate, alpha (checked once)
+    ├── session   the per-process session: result id, selection, verdicts, summary
+    ├── finish    a Ctrl-C while the session finishes is noted, not raised
+    ├── report    the HTML report at session end (``--skill-eval-html``)
     ├── progress  live progress while a group runs
     └── junit     per-variant, per-expectation and per-comparison JUnit entries
 """

@@ -14,6 +14,7 @@ from pytest_skill_eval.definitions.model import VARIANTS
 from pytest_skill_eval.errors import (
     SkillEvalError,
 )
+from pytest_skill_eval.plugin.finish import FinishGuard
 from pytest_skill_eval.plugin.items import (
     STRICT_REFUSED,
     BrokenGroupItem,
@@ -27,7 +28,6 @@ from pytest_skill_eval.plugin.session import (
     RESULT_ID_KEY,
     SEED_KEY,
     SESSION_KEY,
-    FinishGuard,
     SkillEvalSession,
 )
 from pytest_skill_eval.policy import FAIL_ON_CHOICES

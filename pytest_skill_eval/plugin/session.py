@@ -11,8 +11,6 @@ writes the JUnit entries and writes the batch summary ``result.json``.
 
 from __future__ import annotations
 
-import signal
-import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -36,6 +34,7 @@ from pytest_skill_eval.evidence.records import (
 from pytest_skill_eval.grading.results import GradeError, GroupGrade
 from pytest_skill_eval.plugin.declared import _load_suite, _named_by, resolve_declared, select_position
 from pytest_skill_eval.plugin.progress import LiveProgress
+from pytest_skill_eval.plugin.report import write_html_report
 from pytest_skill_eval.plugin.trials import TrialSettings, trial_settings
 from pytest_skill_eval.policy import (
     DEFAULT_FAIL_ON,
@@ -407,101 +406,7 @@ class SkillEvalSession:
         write_batch_summary(self.result_dir, self.result_id, interrupted=self.cancelled,
                             stopped=str(stopped) if stopped else None, trials=self.trials.count,
                             seed=self.trials.seed if self.trials.count > 1 or self.trials.seed_given else None)
-        self.write_html_report()
-
-    def html_report_path(self) -> Path | None:
-        """``--skill-eval-html`` (from the invocation directory), else ``skill_eval_html`` (from the ini file)."""
-        option = self.config.getoption("skill_eval_html", None)
-        if option:
-            return Path(self.config.invocation_params.dir) / str(option)
-        ini = str(self.config.getini("skill_eval_html") or "")
-        if not ini:
-            return None
-        base: Path = self.config.inipath.parent if self.config.inipath is not None else self.config.rootpath
-        return base / ini
-
-    def write_html_report(self) -> None:
-        """The HTML report, after ``result.json``, when one was asked for (controller only)."""
-        target = self.html_report_path()
-        if target is None:
-            return
-        from pytest_skill_eval.commands.report import write_report
-
-        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        try:
-            written, warnings = write_report(self.result_dir, target)
-        except Exception as exc:  # a report that cannot be made must not hide the run's own outcome
-            self.html_report = None
-            if reporter is not None:
-                reporter.write_line(f"skill-eval: the HTML report could not be written to {target}: "
-                                    f"{type(exc).__name__}: {exc}", red=True)
-            return
-        self.html_report = written
-        if reporter is not None:
-            for warning in warnings:
-                reporter.write_line(f"skill-eval: {warning}", yellow=True)
-
-
-class FinishGuard:
-    """Ctrl-C while the session finishes is noted, not raised, and the run ends as cancelled.
-
-    Without it a SIGINT during session finish (the batch summary, the terminal summary,
-    unconfigure) escapes pytest as a raw ``KeyboardInterrupt`` traceback. From the first
-    ``pytest_sessionfinish`` hook to the last ``pytest_unconfigure`` one, SIGINT only sets
-    a flag: ``result.json`` is written whole (``cancelled`` when the flag was set before
-    it), and the exit status becomes pytest's ``INTERRUPTED`` (``skill-eval run``: 2).
-    Registered on the controller (or the only process) only.
-    """
-
-    def __init__(self, session: SkillEvalSession) -> None:
-        self.session = session
-        self._pytest_session: pytest.Session | None = None
-        self._previous: Any = None
-        self._installed = False
-        self.interrupted = False
-
-    def _note(self, signum: int, frame: Any) -> None:
-        self.interrupted = True
-        self.session.cancelled = True
-
-    @pytest.hookimpl(wrapper=True, tryfirst=True)
-    def pytest_sessionfinish(self, session: pytest.Session) -> Any:
-        self._pytest_session = session
-        if threading.current_thread() is threading.main_thread():
-            self._previous = signal.signal(signal.SIGINT, self._note)
-            self._installed = True
-        return (yield)
-
-    @pytest.hookimpl(trylast=True)
-    def pytest_unconfigure(self, config: pytest.Config) -> None:
-        if self._installed:
-            signal.signal(signal.SIGINT, self._previous)
-            self._installed = False
-        if not self.interrupted or self._pytest_session is None:
-            return
-        session = self._pytest_session
-        already = session.exitstatus == pytest.ExitCode.INTERRUPTED
-        session.exitstatus = pytest.ExitCode.INTERRUPTED
-        if already:
-            return  # pytest has reported this cancellation already
-        reporter = config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None:
-            reporter.write_sep("!", "KeyboardInterrupt", red=True)
-            summary = self.session.result_dir / "result.json"
-            state = ""
-            if summary.is_file():
-                try:
-                    state = f" ({store.read_json(summary).get('state')})"
-                except EvidenceError:
-                    state = ""
-            reporter.write_line(f"skill-eval: Ctrl-C while the session was finishing; result {self.session.result_id}"
-                                f"{state} is complete on disk")
-        try:
-            raise KeyboardInterrupt  # an ExceptionInfo needs a traceback
-        except KeyboardInterrupt:
-            excinfo = pytest.ExceptionInfo[BaseException].from_current()
-        # what pytest does for a Ctrl-C during the run (``skill-eval run`` counts it as cancelled)
-        config.hook.pytest_keyboard_interrupt(excinfo=excinfo)
+        write_html_report(self)
 
 
 def is_cancellation(exc: BaseException) -> bool:

@@ -204,12 +204,13 @@ def _substitute_json(value: Any, pointer: str, conversation: Conversation) -> An
 
 
 def plan_reply(
-    script: Script, request_body: Mapping[str, Any], conversation: Conversation | None = None,
+    script: Script, request_body: Mapping[str, Any], conversation: Conversation | None = None, *,
     arm: Arm | None = None,
 ) -> Reply:
     """Decide the stand-in's reply to one request.
 
-    *conversation* is what the request's wire format says (default: a chat-completions
+    *arm* names where the request comes from, for the seeded draw between a rule's weighted
+    alternatives. *conversation* is what the request's wire format says (default: a chat-completions
     body read by :func:`read_conversation`). Never raises for odd request bodies: whatever
     cannot be answered from the script becomes a text reply tagged with
     :data:`STAND_IN_TAG` that says why.

@@ -17,11 +17,10 @@ import json
 import re
 import select
 import socket
-import sys
 import threading
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -29,6 +28,7 @@ from typing import Any
 from pytest_skill_eval.errors import ScriptError
 from pytest_skill_eval.scripted import anthropic_messages, openai_responses
 from pytest_skill_eval.scripted.chat_completions import SERVER_NAME, stream_chunks, text_chunk, whole_completion
+from pytest_skill_eval.scripted.connections import TrackingHTTPServer
 from pytest_skill_eval.scripted.format import Script, load_script
 from pytest_skill_eval.scripted.replies import RETRY_AFTER_SECONDS, STAND_IN_TAG, Arm, Reply, plan_reply
 from pytest_skill_eval.scripted.wires import APIS, ID_PREFIX, PATHS, WIRES, Api, fault_status, request_problem
@@ -252,57 +252,12 @@ class ScriptedModelServer:
             return f"{ID_PREFIX[api]}{self._responses}"
 
 
-class _HTTPServer(ThreadingHTTPServer):
-    """Tracks connections and handler threads so :meth:`ScriptedModelServer.stop` can
-    break stalls and keep-alive waits instead of leaving them to block."""
+class _HTTPServer(TrackingHTTPServer):
+    """The server's socket: connection tracking, with the :class:`ScriptedModelServer` it serves."""
 
     def __init__(self, owner: ScriptedModelServer) -> None:
-        super().__init__(("127.0.0.1", 0), _Handler)
+        super().__init__(_Handler, HANDLER_THREAD_NAME)
         self.owner = owner
-        self._open: set[socket.socket] = set()
-        self._handlers: set[threading.Thread] = set()
-        self._guard = threading.Lock()
-
-    def process_request(self, request: Any, client_address: Any) -> None:
-        thread = threading.Thread(
-            target=self.process_request_thread,
-            args=(request, client_address),
-            name=HANDLER_THREAD_NAME,  # recognisable in diagnostics and tests
-            daemon=True,
-        )
-        # Registered before the thread runs, so stop() never misses a fresh connection.
-        with self._guard:
-            self._open.add(request)
-            self._handlers.add(thread)
-        thread.start()
-
-    def process_request_thread(self, request: Any, client_address: Any) -> None:
-        try:
-            super().process_request_thread(request, client_address)
-        finally:
-            with self._guard:
-                self._open.discard(request)
-                self._handlers.discard(threading.current_thread())
-
-    def close_connections(self) -> None:
-        with self._guard:
-            sockets = list(self._open)
-        for sock in sockets:
-            try:
-                sock.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass  # already closed by its handler
-
-    def join_handlers(self, timeout: float) -> None:
-        with self._guard:
-            threads = list(self._handlers)
-        for thread in threads:
-            thread.join(timeout)
-
-    def handle_error(self, request: Any, client_address: Any) -> None:
-        # A client hanging up mid-reply is normal here (pi aborting, stop()); stay quiet.
-        if not isinstance(sys.exc_info()[1], OSError):
-            super().handle_error(request, client_address)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -361,7 +316,8 @@ class _Handler(BaseHTTPRequestHandler):
             )
             return
         arm = self.headers.get(ARM_HEADER)
-        reply = plan_reply(script, body, WIRES[api].read_request(body) if api in WIRES else None, arm_of(arm, owner.seed))
+        reply = plan_reply(script, body, WIRES[api].read_request(body) if api in WIRES else None,
+                           arm=arm_of(arm, owner.seed))
         status = fault_status(api, reply.fault) if reply.fault in _STATUS_FAULTS else 200
         owner._record(RequestRecord(model, status, reply, None, body, api, self._header_record(), arm))
         response_id = owner._next_response_id(api)

@@ -30,7 +30,7 @@ CHOOSE: dict[str, Any] = {
 
 
 def first_reply(arm: Arm) -> str:
-    reply = plan_reply(parse_script(CHOOSE, "s.json"), request(user("go")), arm)
+    reply = plan_reply(parse_script(CHOOSE, "s.json"), request(user("go")), arm=arm)
     return reply.source or ""
 
 
@@ -57,9 +57,9 @@ def test_a_multi_step_alternative_stays_whole_within_its_turn() -> None:
     parsed = parse_script(CHOOSE, "s.json")
     for trial in range(1, 60):
         arm = Arm("s", "g", "candidate", trial)
-        first = plan_reply(parsed, request(user("go")), arm)
+        first = plan_reply(parsed, request(user("go")), arm=arm)
         if first.source == "/turns/0/rules/0/choose/0/steps/0":
-            second = plan_reply(parsed, request(user("go"), assistant_calls("read"), tool("x")), arm)
+            second = plan_reply(parsed, request(user("go"), assistant_calls("read"), tool("x")), arm=arm)
             assert second.source == "/turns/0/rules/0/choose/0/steps/1" and second.text == "read it"
             return
     pytest.fail("no trial drew the read alternative")

@@ -13,10 +13,12 @@ from pytest_skill_eval.evidence import records, store
 from pytest_skill_eval.evidence.records import (
     ContextObservations,
     DefinitionRecord,
+    FingerprintsRecord,
     GroupRecord,
     InvalidGroupRecord,
     ResultRecord,
     RunRecord,
+    SelectionRecord,
     TranscriptRecord,
 )
 
@@ -45,7 +47,8 @@ def odd_run(pi_host: object, tmp_path_factory: pytest.TempPathFactory) -> Stored
 
 
 _WHERE = {"result.json": ".", "group.json": "groups/*", "definition.json": "groups/*", "run.json": "groups/*/*",
-          "transcript.json": "groups/*/*", "context-observations.json": "groups/*/*"}
+          "transcript.json": "groups/*/*", "context-observations.json": "groups/*/*", "fingerprints.json": "groups/*/*",
+          "selection.json": "."}
 
 
 def _files(run: StoredRun, name: str) -> list[Path]:
@@ -63,6 +66,8 @@ def test_every_stored_record_round_trips_byte_for_byte(which: str, request: pyte
         ("definition.json", lambda data, p: records.parse(DefinitionRecord, data, p)),
         ("transcript.json", lambda data, p: records.parse(TranscriptRecord, data, p)),
         ("context-observations.json", lambda data, p: records.parse(ContextObservations, data, p)),
+        ("fingerprints.json", lambda data, p: records.parse(FingerprintsRecord, data, p)),
+        ("selection.json", lambda data, p: records.parse(SelectionRecord, data, p)),
     ):
         for path in _files(run, name):
             stored = path.read_bytes()
@@ -70,6 +75,7 @@ def test_every_stored_record_round_trips_byte_for_byte(which: str, request: pyte
             assert store.dump_json(record.to_json()) == stored, path
             seen[type(record).__name__] = seen.get(type(record).__name__, 0) + 1
     assert seen.get("TranscriptRecord", 0) >= 3, seen
+    assert seen.get("FingerprintsRecord", 0) >= 1 and seen.get("SelectionRecord", 0) == 1, seen
     if which == "odd_run":
         assert seen.get("InvalidGroupRecord") == 1 and seen.get("ContextObservations") == 1, seen
 
