@@ -405,7 +405,8 @@ def run_raw(inv: Invocation) -> tuple[float, int]:
         stderr=subprocess.PIPE,
     )
     assert proc.stdout is not None and proc.stderr is not None
-    drain = threading.Thread(target=proc.stderr.read, daemon=True)
+    errors: list[bytes] = []
+    drain = threading.Thread(target=lambda: errors.append(proc.stderr.read() if proc.stderr else b""), daemon=True)
     drain.start()
     turn_ends = 0
     try:
@@ -419,7 +420,10 @@ def run_raw(inv: Invocation) -> tuple[float, int]:
                     if _record_type(line, b"agent_settled"):
                         break
                 else:
-                    raise BenchError(f"invocation {inv.index}: pi exited before the turn settled")
+                    proc.wait()
+                    drain.join()
+                    tail = b"".join(errors).decode("utf-8", "replace").strip()[-400:]
+                    raise BenchError(f"invocation {inv.index}: pi exited before the turn settled: {tail}")
             proc.stdin.close()
         for line in proc.stdout:
             turn_ends += _record_type(line, b"turn_end")
@@ -431,7 +435,8 @@ def run_raw(inv: Invocation) -> tuple[float, int]:
     drain.join()
     wall = time.perf_counter() - started
     if returncode != 0:
-        raise BenchError(f"invocation {inv.index}: pi exited {returncode}")
+        tail = b"".join(errors).decode("utf-8", "replace").strip()[-400:]
+        raise BenchError(f"invocation {inv.index}: pi exited {returncode}: {tail}")
     return wall, turn_ends
 
 
@@ -716,6 +721,13 @@ def render(report: dict[str, Any]) -> str:
             f"{w['plugin_over_floor']:.3f}x the {w['floor']}, {w['plugin_over_todays_floor']:.2f}x today's raw floor")
         row("-n 1 / -n 2", f"{w['runs_s']['-n 1']['median']:.2f}/{w['runs_s']['-n 2']['median']:.2f} s",
             f"-n 2 is {w['speedup_n2_vs_n1']:.2f}x faster than -n 1")
+    t = report.get("trials")
+    if t:
+        section(f"trials (--skill-eval-trials {t['trials']}), {o['groups']} groups, median of {report['repeats']}")
+        row(f"plugin, {t['trials']} trials", fmt_s(t["plugin_s"]["median"]),
+            f"{t['over_raw_floor_times_trials']:.3f}x the raw floor times {t['trials']}")
+        row("cost of one extra trial", fmt_s(t["extra_trial_s"]),
+            f"{t['extra_trial_over_raw_floor']:.3f}x the bare floor of one trial's pi runs")
     section("collection and view")
     row(f"collect-only, {c['groups']} groups", fmt_s(c["s"]["median"]), f"{c['per_group_ms']:.2f} ms per group")
     view_value = fmt_s(v["s"]["median"]) if v.get("s") else v["status"]
@@ -870,6 +882,27 @@ class Bench:
             "what_if_compile_cache_s": cached_s.to_json(),
             "what_if_compile_cache_cpu_s": Samples(tuple(f.cpu for f in self.cached)).to_json(),
             "what_if_compile_cache_ratio": paired_ratio(cached_s.values, raw_s.values),
+        }
+
+    # -- trials --------------------------------------------------------------------
+    def measure_trials(self, trials: int = 3) -> dict[str, Any]:
+        """What an extra trial costs: (plugin at *trials* - plugin at 1) / (trials - 1), against the
+        bare floor of one trial's pi runs (each trial makes exactly the recorded invocations)."""
+        runs: list[PytestRun] = []
+        for r in range(self.settings.repeats):
+            self.step(f"trials repeat {r + 1}/{self.settings.repeats}: --skill-eval-trials {trials}")
+            runs.append(run_pytest(self.suite_root, suite_args("--skill-eval-trials", str(trials), "--skill-eval-seed", "bench")))
+        multi = Samples(tuple(p.wall for p in runs))
+        single = Samples(tuple(p.wall for p in self.plugin_runs))
+        raw = Samples(tuple(f.total for f in self.raw))
+        extra = (multi.median - single.median) / (trials - 1)
+        return {
+            "trials": trials,
+            "plugin_s": multi.to_json(),
+            "plugin_cpu_s": Samples(tuple(p.cpu for p in runs)).to_json(),
+            "extra_trial_s": extra,
+            "extra_trial_over_raw_floor": extra / raw.median,
+            "over_raw_floor_times_trials": multi.median / (raw.median * trials),
         }
 
     def parity(self) -> dict[str, Any]:
@@ -1057,6 +1090,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         bench = Bench(settings, work, server.base_url, invocations)
         overhead = bench.measure_overhead()
+        trials = bench.measure_trials()
         scaling = bench.measure_scaling()
         what_if = bench.measure_what_if()
         collection = bench.measure_collection()
@@ -1077,6 +1111,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "machine": machine,
             "overhead": overhead,
             "scaling": scaling,
+            "trials": trials,
             "what_if": what_if,
             "collection": collection,
             "view": view,
