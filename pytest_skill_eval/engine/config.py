@@ -13,6 +13,7 @@ from pytest_skill_eval.grading.aggregate import TrialGrade
 from pytest_skill_eval.grading.results import GroupGrade
 from pytest_skill_eval.host.driver import Safeguards
 from pytest_skill_eval.host.install import HostInstallation
+from pytest_skill_eval.host.launch import DEFAULT_PROVIDER_TIMEOUT_S
 
 GUARD_PREFIX = "skill-eval guard blocked"
 Progress = Callable[[str], None]
@@ -40,6 +41,8 @@ class EngineConfig:
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     #: trials per selected variant (1: the layout and evidence of a single run)
     trials: int = 1
+    #: pi's provider request timeout, recorded in run.json (default: the emergency ceiling)
+    provider_timeout_s: float = DEFAULT_PROVIDER_TIMEOUT_S
 
 
 @dataclass(frozen=True, slots=True)

@@ -148,6 +148,7 @@ class Planned:
     gate_dir: Path
     observer_out: Path | None
     session_dir: Path | None
+    provider_timeout_s: float
 
 
 @dataclass(frozen=True, slots=True)
@@ -220,7 +221,7 @@ def plan_launch(group: Group, variant: Variant, prepared: Prepared, bundles: Pat
     guard_config = {**allowed_roots_config(workspace, skills + contexts), "deny": private,
                     "context": prepared.contexts_text}
     write_agent_config(agent_dir, home, _with_arm(prepared.providers, f"{group.id}/{variant.name}/{trial}"),
-                       user_models=cfg.user_models, auth_file=cfg.auth_file)
+                       user_models=cfg.user_models, auth_file=cfg.auth_file, provider_timeout_s=cfg.provider_timeout_s)
     session_dir = base / "session" if group.runtime.session else None
     try:
         gate = write_tool_gate(host_ext, group.tools)
@@ -249,7 +250,7 @@ def plan_launch(group: Group, variant: Variant, prepared: Prepared, bundles: Pat
     except LaunchRefused as exc:
         return replace(prepared.record, reason=f"launch refused: {exc}")
     return Planned(prepared, plan, target_file, resources, before, gate.parent, observer_out if observe else None,
-                   session_dir)
+                   session_dir, cfg.provider_timeout_s)
 
 
 def _with_arm(providers: dict[str, Any], arm: str) -> dict[str, Any]:
@@ -372,6 +373,7 @@ def persist(group: Group, planned: Planned, driven: Driven, evidence: VariantEvi
         turn_times=tuple(run.turn_times),
         usage=records.Usage.from_json(usage_totals(run.records)),
         fingerprints_changed=tuple(changed),
+        provider_timeout_s=planned.provider_timeout_s,
     )
     paths = records.RunPaths(str(prepared.workspace), tuple(str(s) for s in prepared.skills),
                              str(planned.target_file) if planned.target_file else None,

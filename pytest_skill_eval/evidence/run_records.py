@@ -121,6 +121,8 @@ class HostRunRecord:
     turn_times: tuple[tuple[float | None, float | None], ...]
     usage: Usage
     fingerprints_changed: tuple[str, ...]
+    #: pi's provider request timeout for this run (seconds); None in evidence written before it was recorded
+    provider_timeout_s: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -171,6 +173,8 @@ class RunRecord:
                 usage=ran.usage.to_json(),
                 fingerprints_changed=list(ran.fingerprints_changed),
             )
+            if ran.provider_timeout_s is not None:
+                out["provider_timeout_s"] = ran.provider_timeout_s
         if self.redactions:
             out["redactions"] = dict(sorted(self.redactions.items()))
         return out
@@ -196,6 +200,7 @@ class RunRecord:
                 turn_times=tuple((times[0], times[1]) for times in d["turn_times"]),
                 usage=Usage.from_json(d["usage"]),
                 fingerprints_changed=tuple(d["fingerprints_changed"]),
+                provider_timeout_s=d.get("provider_timeout_s"),
             )
         return cls(
             variant=d["variant"],

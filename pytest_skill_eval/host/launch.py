@@ -32,6 +32,19 @@ PINNED_SETTINGS: dict[str, Any] = {
     "defaultProjectTrust": "never",
 }
 
+#: pi's provider clients send a 300 s request timeout by default, which ends a long thinking
+#: turn as a failure; the spec imposes no short time caps, so every run gets the emergency
+#: ceiling (the driver's) unless an explicit value is given (--skill-eval-provider-timeout)
+DEFAULT_PROVIDER_TIMEOUT_S = 4 * 3600.0
+
+
+def pinned_settings(provider_timeout_s: float = DEFAULT_PROVIDER_TIMEOUT_S) -> dict[str, Any]:
+    """``settings.json`` of a variant: :data:`PINNED_SETTINGS` with the provider request timeout."""
+    retry = dict(PINNED_SETTINGS["retry"])
+    retry["provider"] = {**retry["provider"], "timeoutMs": round(provider_timeout_s * 1000)}
+    return {**PINNED_SETTINGS, "retry": retry}
+
+
 Mode = Literal["json", "rpc"]
 
 
@@ -169,6 +182,7 @@ def write_agent_config(
     *,
     user_models: Path | None = None,
     auth_file: Path | None = None,
+    provider_timeout_s: float = DEFAULT_PROVIDER_TIMEOUT_S,
 ) -> None:
     """Create the private agent dir and HOME: pinned settings, merged providers, auth."""
     agent_dir.mkdir(parents=True, exist_ok=True)
@@ -178,7 +192,7 @@ def write_agent_config(
         data = json.loads(user_models.read_text(encoding="utf-8"))
         merged.update(data.get("providers", {}))
     merged.update(providers)
-    (agent_dir / "settings.json").write_text(json.dumps(PINNED_SETTINGS, indent=2), encoding="utf-8")
+    (agent_dir / "settings.json").write_text(json.dumps(pinned_settings(provider_timeout_s), indent=2), encoding="utf-8")
     (agent_dir / "models.json").write_text(json.dumps({"providers": merged}, indent=2), encoding="utf-8")
     if auth_file is not None:
         target = agent_dir / "auth.json"

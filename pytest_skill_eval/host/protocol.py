@@ -200,6 +200,9 @@ def provider_error_reason(error: str) -> str | None:
     match = _STATUS.search(error)
     status = int(match.group("status")) if match else None
     lowered = error.lower()
+    if "request timed out" in lowered:
+        return ("the provider did not answer within pi's request timeout: raise --skill-eval-provider-timeout "
+                "(its default is the 14400 s emergency ceiling)")
     if status == 429:
         wait = _TRY_AGAIN.search(error)
         if wait is None:

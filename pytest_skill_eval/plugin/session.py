@@ -241,6 +241,7 @@ class SkillEvalSession:
                 auth_file=Path(opt("skill_eval_auth")).resolve() if opt("skill_eval_auth") else None,
                 progress=self.progress,
                 trials=self.trials.count,
+                provider_timeout_s=self.trials.provider_timeout_s,
             )
         return self._engine_config
 

@@ -1,4 +1,4 @@
-"""The trial settings of a run: how many trials, the seed, and the policy's thresholds.
+"""The run settings checked once: trials, the seed, the policy's thresholds, the provider timeout.
 
 ``--skill-eval-trials``, ``--skill-eval-seed``, ``--skill-eval-pass-rate`` and
 ``--skill-eval-alpha`` (and their ini settings), checked once, so a bad value is a usage
@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 import pytest
 
+from pytest_skill_eval.host.launch import DEFAULT_PROVIDER_TIMEOUT_S
+
 DEFAULT_PASS_RATE = 1.0
 DEFAULT_ALPHA = 0.05
 
@@ -27,6 +29,8 @@ class TrialSettings:
     seed_given: bool = False
     pass_rate: float = DEFAULT_PASS_RATE
     alpha: float = DEFAULT_ALPHA
+    #: pi's provider request timeout (seconds)
+    provider_timeout_s: float = DEFAULT_PROVIDER_TIMEOUT_S
 
 
 def trial_settings(config: pytest.Config, worker_seed: str | None = None) -> TrialSettings:
@@ -38,8 +42,10 @@ def trial_settings(config: pytest.Config, worker_seed: str | None = None) -> Tri
     if given is not None and not given.strip():
         raise pytest.UsageError("--skill-eval-seed expects a non-empty seed, found an empty string")
     seed = worker_seed or given or secrets.token_hex(8)
+    timeout = _value(config, "skill_eval_provider_timeout", "--skill-eval-provider-timeout", _seconds)
     return TrialSettings(count, seed, given is not None, DEFAULT_PASS_RATE if pass_rate is None else pass_rate,
-                         DEFAULT_ALPHA if alpha is None else alpha)
+                         DEFAULT_ALPHA if alpha is None else alpha,
+                         DEFAULT_PROVIDER_TIMEOUT_S if timeout is None else timeout)
 
 
 def _value(config: pytest.Config, ini: str, option: str, parse: Callable[[str], float]) -> float | None:
@@ -67,6 +73,14 @@ def _number(raw: str, wanted: str) -> float:
     except ValueError:
         raise ValueError(wanted) from None
     if not math.isfinite(value):
+        raise ValueError(wanted)
+    return value
+
+
+def _seconds(raw: str) -> float:
+    wanted = "a timeout in seconds above 0 (e.g. 3600)"
+    value = _number(raw, wanted)
+    if value <= 0:
         raise ValueError(wanted)
     return value
 

@@ -140,6 +140,8 @@ class MessageStep:
     tool_calls: tuple[ToolCallTemplate, ...]
     pointer: str
     usage: ExtraUsage = ExtraUsage()
+    #: seconds the server waits before the reply's first byte (a slow first token)
+    first_token_delay: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -306,7 +308,7 @@ def _step(raw: dict[str, Any], pointer: str) -> Step:
     )
     usage = raw.get("usage", {})
     extra = ExtraUsage(usage.get("cache_read", 0), usage.get("cache_write", 0), usage.get("reasoning", 0))
-    return MessageStep(raw.get("text"), calls, pointer, extra)
+    return MessageStep(raw.get("text"), calls, pointer, extra, float(raw.get("first_token_delay", 0)))
 
 
 def _steps(raw: list[dict[str, Any]], pointer: str) -> tuple[Step, ...]:

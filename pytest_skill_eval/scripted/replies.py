@@ -121,6 +121,8 @@ class Reply:
     tool_calls: tuple[PlannedToolCall, ...]
     fault: Fault | None
     usage: Usage
+    #: seconds to wait before the first byte of the reply (the step's ``first_token_delay``)
+    first_token_delay: float = 0.0
 
     @property
     def finish_reason(self) -> Literal["tool_calls", "stop"]:
@@ -273,6 +275,7 @@ def plan_reply(
                   extra.reasoning)
     return replace(
         base, outcome="scripted", source=chosen.pointer, rule=rule, text=text, tool_calls=calls, usage=usage,
+        first_token_delay=chosen.first_token_delay,
     )
 
 

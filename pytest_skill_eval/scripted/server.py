@@ -321,6 +321,9 @@ class _Handler(BaseHTTPRequestHandler):
         status = fault_status(api, reply.fault) if reply.fault in _STATUS_FAULTS else 200
         owner._record(RequestRecord(model, status, reply, None, body, api, self._header_record(), arm))
         response_id = owner._next_response_id(api)
+        if reply.first_token_delay and owner._stopping.wait(reply.first_token_delay):
+            self._abandon()  # the server is stopping: no reply at all
+            return
         if api == "openai-completions":
             self._answer(reply, model, response_id, stream=body.get("stream") is True)
         else:

@@ -35,6 +35,9 @@ from pytest_skill_eval.host.protocol import Record, provider_error_reason, usage
      "the provider's stream was cut off before the reply ended"),
     ("Anthropic stream ended before message_stop",
      "the provider's stream was cut off before the reply ended"),
+    ("Request timed out.: This operation was aborted (20)",
+     "the provider did not answer within pi's request timeout: raise --skill-eval-provider-timeout "
+     "(its default is the 14400 s emergency ceiling)"),
     ("Stream ended without finish_reason", None),
     ("Error reading response: malformed server-sent event JSON.", None),
     ('400 {"type":"error","error":{"type":"invalid_request_error","message":"bad"}}', None),
