@@ -305,10 +305,19 @@ class SkillEvalSession:
         plans = [(item.nodeid, plan()) for item in session.items if callable(plan := getattr(item, "plan_lines", None))]
         if plans:
             reporter.section("skill-eval plan")
+            reporter.write_line(self.plan_total(session.items))
             for nodeid, lines in plans:
                 reporter.write_line(nodeid)
                 for line in lines:
                     reporter.write_line(f"    {line}")
+
+    def plan_total(self, items: list[pytest.Item]) -> str:
+        """``2 groups × 2 variants × 20 trials = 80 pi runs; models: …`` (nothing is started)."""
+        groups = [group for item in items if (group := getattr(item, "group", None)) is not None]
+        variants, trials = len(self.selected), self.trials.count
+        models = sorted({g.model.model if g.model and g.model.model else "pi's default" for g in groups})
+        return (f"{len(groups)} group(s) × {variants} variant(s) × {trials} trial(s) = "
+                f"{len(groups) * variants * trials} pi run(s); models: {', '.join(models) or 'none'}")
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

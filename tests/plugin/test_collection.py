@@ -203,6 +203,8 @@ def test_collect_only_shows_variants_and_starts_nothing(project: Path, pytester:
         "*<SkillEvalItem release-notes-activation description: baseline (not-selected), candidate>",
         "*<SkillEvalItem release-notes-body body: baseline (not-selected), candidate>",
         "*skill-eval plan*",
+        "2 group(s) × 1 variant(s) × 1 trial(s) = 2 pi run(s); models: scripted/release-notes-activation, "
+        "scripted/release-notes-body",
         "suite.json::release-notes-body",
         "    position 2, body group, 2 turn(s), model scripted/release-notes-body, tools: read, write, edit",
         "    baseline   not-selected: *",
@@ -232,3 +234,9 @@ def test_a_repeated_group_id_is_one_broken_item_worded_as_the_loader_words_it(pr
     run = pytester.runpytest("--skill-eval", "twice.json", "-k", "improves-again", "-p", "no:cacheprovider")
     run.stdout.fnmatch_lines(['*twice.json: /groups/1: expected a group whose id no earlier group uses, found id "improves"'
                               ' again (first in "groups/improves.json" at /groups/0)*'])
+
+
+def test_collect_only_counts_the_pi_runs_trials_will_make(project: Path, pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--skill-eval", "suite.json", "--skill-eval-trials", "5", "--collect-only", "-v")
+    assert result.ret == pytest.ExitCode.OK
+    result.stdout.fnmatch_lines(["2 group(s) × 2 variant(s) × 5 trial(s) = 20 pi run(s); models: *"])
