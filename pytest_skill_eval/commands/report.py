@@ -23,7 +23,8 @@ from pytest_skill_eval import __version__
 from pytest_skill_eval.errors import EvidenceError, MalformedGrade, SkillEvalError
 from pytest_skill_eval.evidence import layout, records, store
 from pytest_skill_eval.evidence.locate import regrade_files, regrade_time, resolve_result
-from pytest_skill_eval.evidence.reader import read_grade, read_record
+from pytest_skill_eval.evidence.reader import read_aggregate, read_grade, read_record
+from pytest_skill_eval.grading.aggregate import TrialGrade
 from pytest_skill_eval.grading.results import GroupGrade
 from pytest_skill_eval.render.html import (
     STDERR_SHOWN,
@@ -227,18 +228,30 @@ def _group(gdir: Path, result_dir: Path) -> ReportGroup:
             record = records.parse_group(raw, record_file)
         except (EvidenceError, OSError) as exc:
             problems.append(f"{_relative(record_file, result_dir)}: {exc}")
-    grade_path = layout.grade_file(gdir, record) if record is not None else gdir / layout.GRADE_FILE
-    grade, regrade = _newest_grade(gdir, grade_path, result_dir, problems)
+    trials = record.trials if isinstance(record, records.GroupRecord) else None
+    aggregate: TrialGrade | None = None
+    runs_dir = gdir
+    if trials is not None:
+        # a group run with trials: the aggregate, and trial 1 in full (the others are in trials/)
+        try:
+            aggregate = read_aggregate(gdir / layout.AGGREGATE_FILE)
+        except (EvidenceError, OSError) as exc:
+            problems.append(f"{_relative(gdir / layout.AGGREGATE_FILE, result_dir)}: {exc}")
+        runs_dir = layout.trial_dir(gdir, 1)
+        grade_path = runs_dir / layout.GRADE_FILE
+    else:
+        grade_path = layout.grade_file(gdir, record) if record is not None else gdir / layout.GRADE_FILE
+    grade, regrade = _newest_grade(runs_dir, grade_path, result_dir, problems)
     declared_all = (definition.definition.get("variants") or {}) if definition is not None else {}
     variants = tuple(
-        _variant(gdir, name, declared_all.get(name) or {} if isinstance(declared_all, dict) else {}, result_dir)
+        _variant(runs_dir, name, declared_all.get(name) or {} if isinstance(declared_all, dict) else {}, result_dir)
         for name in _VARIANTS
-        if (gdir / name).is_dir()
+        if (runs_dir / name).is_dir()
     )
     resources = _resources(gdir, variants, result_dir, problems)
     return ReportGroup(dir=gdir.name, position=layout.group_position(gdir.name), record=record, grade=grade,
                        regrade=regrade, definition=definition, variants=variants, resources=resources,
-                       problems=tuple(problems))
+                       problems=tuple(problems), aggregate=aggregate, trial=1 if trials is not None else None)
 
 
 def load_report(result_dir: Path, *, now: datetime | None = None) -> Report:

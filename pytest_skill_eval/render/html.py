@@ -41,9 +41,11 @@ from pytest_skill_eval.evidence.records import (
     TranscriptRecord,
     Usage,
 )
+from pytest_skill_eval.grading.aggregate import TrialGrade
 from pytest_skill_eval.grading.results import ExpectationResult, GroupGrade
 from pytest_skill_eval.observation import ContextRequest, Turn
 from pytest_skill_eval.render.text import escape_path, neutralise
+from pytest_skill_eval.trial_policy import rate_text
 
 #: a file larger than this is not diffed, only named with its sizes
 DIFF_MAX_BYTES = 512 * 1024
@@ -194,6 +196,9 @@ class ReportGroup:
     variants: tuple[ReportVariant, ...] = ()
     resources: tuple[ResourceFile, ...] = ()
     problems: tuple[str, ...] = ()
+    #: a group run with several trials: what they say together, and which trial is shown in full
+    aggregate: TrialGrade | None = None
+    trial: int | None = None
 
     @property
     def id(self) -> str:
@@ -389,7 +394,7 @@ def _environment() -> Environment:
     )
     # path cells as the text view writes them: backslash, tab, CR and LF escaped, one line
     env.filters.update(path=escape_path, cut=_cut, pretty=_pretty, number=_number, cost=_cost, short=_short)
-    env.globals.update(turn_of=turn_of, duration=_duration)
+    env.globals.update(turn_of=turn_of, duration=_duration, rate_text=rate_text)
     return env
 
 

@@ -104,3 +104,20 @@ def test_hostile_result_runs_none_of_its_payloads(pytester: pytest.Pytester, pi_
         assert shown in text, shown
     assert page.locator("#g0 .call-blocked").count() == 2  # the guard block, in both variants
     opened.assert_clean(report.as_uri())
+
+
+def test_a_trials_result_shows_the_rates_and_the_first_trial_in_full(pytester: pytest.Pytester, pi_host: object,
+                                                                   open_report: Any) -> None:
+    root = _copy(EXAMPLES / "quickstart", pytester)
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--skill-eval-trials", "2",
+                                           "--skill-eval-html=out/report.html")
+    result.assert_outcomes(passed=2)
+    report = root / "out" / "report.html"
+    opened = open_report(report)
+    assert opened.open_all_groups() == 2
+    text = opened.page.locator("#g1 .group-body").inner_text()
+    assert "Trials" in text and "2 of 2 trials ran" in text and "trial 1 is shown in full" in text
+    assert "2/2 (100 %, 95 % CI 34-100 %)" in text
+    assert "Comparisons in trial 1" in text and "Turns" in text
+    assert opened.page.locator("#g1 .turn").count() >= 2
+    opened.assert_clean(report.as_uri())
