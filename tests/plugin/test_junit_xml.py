@@ -62,3 +62,32 @@ def test_junit_xml_is_valid_and_counts_what_the_terminal_counts(project: Path, p
     assert blocks[nodeid]["skill_eval.evidence"] == group_dir.relative_to(project).as_posix()
     assert blocks[nodeid]["skill_eval.variant.candidate.evidence"] == (group_dir / "candidate").relative_to(project).as_posix()
     assert not [v for b in blocks.values() for k, v in b.items() if k.endswith("evidence") and v.startswith("/")]
+
+
+def test_github_step_summary_gets_the_batch(project: Path, pytester: pytest.Pytester,
+                                            monkeypatch: pytest.MonkeyPatch) -> None:
+    target = project / "step-summary.md"
+    target.write_text("## an earlier step\n", encoding="utf-8")
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(target))
+    result = pytester.runpytest("--skill-eval", "policy.json", "-k", "improves or regresses",
+                                "--skill-eval-html=report.html")
+    result.assert_outcomes(passed=1, failed=1, deselected=1)
+    result_dir = only_result(project)
+    text = target.read_text(encoding="utf-8")
+    assert text.startswith("## an earlier step\n")  # appended, never replaced
+    lines = text.splitlines()
+    assert f"## skill-eval result `{result_dir.name}` (complete)" in lines
+    assert "2 groups: 1 passed, 1 failed" in lines
+    assert "| 1 | `policy.json::improves` | passed | complete | complete | reads-skill: fail-to-pass |" in lines
+    assert "**Transitions:** fail-to-pass, pass-to-fail" in lines
+    assert any(line.startswith("**Cost:** $0.0000 for ") and line.endswith(" over 4 runs (as pi reports it)")
+               for line in lines)
+    assert f"- evidence: `{result_dir.relative_to(project).as_posix()}` (view it with `skill-eval view {result_dir.name}`)" in lines
+    assert "- HTML report: `report.html`" in lines
+
+
+def test_no_step_summary_without_the_variable(project: Path, pytester: pytest.Pytester,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("GITHUB_STEP_SUMMARY", raising=False)
+    pytester.runpytest("--skill-eval", "policy.json", "-k", "improves").assert_outcomes(passed=1, deselected=2)
+    assert not list(project.glob("*.md"))
