@@ -127,3 +127,16 @@ def test_relative_path(tmp_path: Path) -> None:
     assert relative_path(str(tmp_path / "a" / "b"), tmp_path) == "a/b"
     assert relative_path("/elsewhere/x", tmp_path) == "/elsewhere/x"
     assert relative_path("already/relative", tmp_path) == "already/relative"
+
+
+def test_junit_prefix_is_kept_and_matched(pytester: pytest.Pytester) -> None:
+    xml, _ = run_pytest(pytester, "xunit2", subdir=".skill-eval/demo")
+    root = ElementTree.parse(xml).getroot()
+    for tc in root.iter("testcase"):  # what pytest writes with --junit-prefix=ci
+        tc.set("classname", "ci." + str(tc.get("classname")))
+    ElementTree.ElementTree(root).write(xml, encoding="unicode")
+    rewrite_file(xml, cases_for(pytester, ".skill-eval/demo"), prefix="ci", rootdir=pytester.path)
+    after = ElementTree.parse(xml).getroot()
+    assert {tc.get("classname") for tc in after.iter("testcase")} == {"ci.skill-eval.demo.test_groups"}
+    assert after.find("testsuite/testcase/properties") is None
+    assert schema_errors(xml, "xunit2") == []
