@@ -13,8 +13,8 @@ judge the same evidence the same way.
 - ``not-selected`` variants are reported, never failed.
 
 Besides the item's outcome, a verdict yields one :class:`Entry` per variant, expectation,
-comparison and grade: the separate entries of the JUnit report. An entry fails only when
-it is one of the reasons the item fails, so the XML never disagrees with the exit code.
+comparison and grade: the details of the JUnit report. An entry fails only when it is one
+of the reasons the item fails, so the XML never disagrees with the exit code.
 """
 
 from __future__ import annotations
@@ -33,7 +33,9 @@ FAIL_ON_CHOICES: tuple[FailOn, ...] = get_args(FailOn)
 DEFAULT_FAIL_ON: FailOn = "candidate"
 
 Outcome = Literal["passed", "failed", "error"]
-EntryOutcome = Literal["passed", "failed", "skipped", "error"]
+#: ``reported``: a failure recorded for the reader that fails nothing under the policy (a baseline
+#: failing under ``candidate``, an uncounted transition); not a skip, the check did run
+EntryOutcome = Literal["passed", "failed", "reported", "skipped", "error"]
 
 STATUS_PROPERTY = "skill_eval.status"
 #: Marks the reports of separate entries (see :meth:`Verdict.entries`).
@@ -332,7 +334,7 @@ class Verdict:
         if e.status == "fail":
             if self.expectation_fails_item(e):
                 return Entry(name, "failed", "fail", message, props)
-            return Entry(name, "skipped", "fail (reported only)",
+            return Entry(name, "reported", "fail (reported only)",
                          f"fail, reported only: it does not fail the group under --skill-eval-fail-on={self.fail_on}\n{message}",
                          props)
         if e.status == "grade-error":
@@ -352,7 +354,7 @@ class Verdict:
         if self.comparison_fails_item(c):
             return Entry(name, "failed", c.transition, message, props)
         if c.transition in FAILING_TRANSITIONS:
-            return Entry(name, "skipped", f"{c.transition} (reported only)",
+            return Entry(name, "reported", f"{c.transition} (reported only)",
                          f"reported only: {c.transition} does not fail the group under "
                          f"--skill-eval-fail-on={self.fail_on}\n{message}", props)
         if c.transition == "not-comparable":

@@ -1,53 +1,143 @@
-"""JUnit XML entries for the per-variant, per-expectation and per-comparison details of each group."""
+"""The JUnit XML of a run: one ``<testcase>`` per group, the details in a second test suite.
+
+pytest writes the XML; this plugin rewrites the file pytest just wrote, so that it
+
+- validates against the schema of the JUnit family in force: ``xunit2`` (pytest's default,
+  the Jenkins xunit plugin's ``junit-10.xsd``) and ``xunit1``/``legacy`` (its ``junit-9.xsd``).
+  Neither allows ``<properties>`` inside a ``<testcase>``, so the properties of each group's
+  testcase move to a block of their own in the details suite;
+- counts what the terminal counts: the first suite keeps exactly pytest's testcases, one per
+  group item. The per-variant, per-expectation, per-comparison and grade entries of each
+  group are properties of a second suite named ``skill-eval details``, which holds no
+  testcase, so no failure is counted twice;
+- names classes without the empty components hidden directories give them
+  (``.skill-eval/suite.json`` is class ``skill-eval.suite.json``, not ``.skill-eval.suite.json``);
+- gives evidence paths relative to the rootdir.
+
+Registered only on the process that writes the XML (the xdist controller, or the only process).
+"""
 
 from __future__ import annotations
 
+import os
+from collections.abc import Generator, Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from xml.etree import ElementTree
+
 import pytest
+from _pytest.junitxml import bin_xml_escape, mangle_test_address, xml_key
 
 from pytest_skill_eval.plugin.session import SkillEvalSession
-from pytest_skill_eval.policy import (
-    ENTRY_PROPERTY,
-    Entry,
-)
+from pytest_skill_eval.policy import Entry
+
+#: the name of the second test suite, which holds the details and no testcase
+DETAILS_SUITE = "skill-eval details"
+#: property holding an entry's outcome and status word, ``skill_eval.entry.<entry name>``
+ENTRY_PREFIX = "skill_eval.entry."
+_BASE_PROPS = ("skill_eval.result_id", "skill_eval.group")
+
+
+@dataclass(frozen=True, slots=True)
+class GroupCase:
+    """What the rewrite needs of one reported group item."""
+
+    nodeid: str
+    entries: tuple[Entry, ...]
 
 
 class JUnitEntries:
-    """Adds one JUnit ``<testcase>`` per variant, expectation, comparison and grade.
-
-    pytest 9's subtests share their test's node id, so JUnit XML folds them into the one
-    ``<testcase>`` (passing subtests vanish). These entries get their own node ids,
-    ``<group node id>::variant:candidate`` and so on, and are reported at session end,
-    after the exit status is settled, so they never count against ``--maxfail`` or change
-    the exit code. The terminal does not list them (see the detail lines at ``-v``).
-    Registered only on the process that writes the XML.
-    """
+    """Rewrites pytest's JUnit XML once pytest has written it (see the module docstring)."""
 
     def __init__(self, session: SkillEvalSession) -> None:
         self.session = session
 
-    @pytest.hookimpl(tryfirst=True)
-    def pytest_sessionfinish(self, session: pytest.Session) -> None:
-        hook = session.config.hook
-        for reported in self.session.reported.values():
-            if reported.verdict is None:
+    @pytest.hookimpl(wrapper=True)
+    def pytest_sessionfinish(self, session: pytest.Session) -> Generator[None, object, object]:
+        result = yield
+        xml = session.config.stash.get(xml_key, None)
+        if xml is not None and os.path.exists(xml.logfile):
+            cases = [GroupCase(r.nodeid, r.verdict.entries() if r.verdict is not None else ())
+                     for r in self.session.reported.values()]
+            rewrite_file(Path(xml.logfile), cases, prefix=xml.prefix, rootdir=session.config.rootpath)
+        return result
+
+
+def rewrite_file(path: Path, cases: Sequence[GroupCase], *, prefix: str | None, rootdir: Path) -> None:
+    root = ElementTree.parse(path).getroot()
+    rewrite(root, cases, prefix=prefix, rootdir=rootdir)
+    text = ElementTree.tostring(root, encoding="unicode")
+    path.write_text('<?xml version="1.0" encoding="utf-8"?>' + text, encoding="utf-8")
+
+
+def clean_classname(classname: str) -> str:
+    """``.skill-eval.suite.json`` -> ``skill-eval.suite.json``: no empty dotted components."""
+    return ".".join(part for part in classname.split(".") if part)
+
+
+def relative_path(value: str, rootdir: Path) -> str:
+    """An absolute path under *rootdir* as a POSIX path relative to it; anything else unchanged."""
+    path = Path(value)
+    if not path.is_absolute():
+        return value
+    try:
+        return path.relative_to(rootdir).as_posix() or "."
+    except ValueError:
+        return value
+
+
+def _key(nodeid: str, prefix: str | None) -> tuple[str, str]:
+    names = mangle_test_address(nodeid)
+    classnames = names[:-1]
+    if prefix:
+        classnames.insert(0, prefix)
+    return ".".join(classnames), names[-1]
+
+
+def entry_properties(entry: Entry, rootdir: Path) -> list[tuple[str, str]]:
+    """``skill_eval.entry.<name>`` = ``<outcome>: <word>``, then the entry's own properties under that name."""
+    name = ENTRY_PREFIX + entry.name
+    props = [(name, f"{entry.outcome}: {entry.word}")]
+    for key, value in entry.properties:
+        if key in _BASE_PROPS:
+            continue
+        if key.endswith("evidence"):
+            value = relative_path(value, rootdir)
+        props.append((f"{name}.{key.removeprefix('skill_eval.')}", value))
+    return props
+
+
+def _properties(props: Iterable[tuple[str, str]]) -> ElementTree.Element:
+    node = ElementTree.Element("properties")
+    for name, value in props:
+        node.append(ElementTree.Element("property", name=bin_xml_escape(name), value=bin_xml_escape(value)))
+    return node
+
+
+def rewrite(root: ElementTree.Element, cases: Sequence[GroupCase], *, prefix: str | None, rootdir: Path) -> None:
+    """Rewrite pytest's ``<testsuites>`` in place (see the module docstring)."""
+    by_key = {_key(c.nodeid, prefix): c for c in cases}
+    details: list[ElementTree.Element] = []
+    for suite in list(root.iter("testsuite")):
+        for testcase in suite.findall("testcase"):
+            case = by_key.get((testcase.get("classname", ""), testcase.get("name", "")))
+            if case is None:
                 continue
-            for entry in reported.verdict.entries():
-                for report in entry_reports(reported.nodeid, reported.location, entry):
-                    hook.pytest_runtest_logreport(report=report)
-
-
-def entry_reports(nodeid: str, location: tuple[str, int | None, str], entry: Entry) -> list[pytest.TestReport]:
-    """The reports of one entry: its outcome, then a teardown that closes its JUnit testcase."""
-    entry_id = f"{nodeid}::{entry.name}"
-    props: list[tuple[str, object]] = [(ENTRY_PROPERTY, entry.name), *entry.properties]
-    where = (location[0], location[1] or 0, f"{location[2]} {entry.name}")
-    if entry.outcome == "error":
-        first = pytest.TestReport(entry_id, where, {}, "failed", entry.message, "setup", user_properties=props)
-    elif entry.outcome == "skipped":
-        longrepr = (location[0], (location[1] or 0) + 1, f"Skipped: {entry.message}")
-        first = pytest.TestReport(entry_id, where, {}, "skipped", longrepr, "call", user_properties=props)
-    else:
-        first = pytest.TestReport(entry_id, where, {}, entry.outcome, entry.message if entry.outcome == "failed" else None,
-                                  "call", user_properties=props)
-    last = pytest.TestReport(entry_id, where, {}, "passed", None, "teardown", user_properties=props)
-    return [first, last]
+            testcase.set("classname", clean_classname(testcase.get("classname", "")))
+            moved: list[tuple[str, str]] = []
+            for node in testcase.findall("properties"):
+                testcase.remove(node)
+                for prop in node.iter("property"):
+                    name, value = prop.get("name", ""), prop.get("value", "")
+                    moved.append((name, relative_path(value, rootdir) if name.endswith("evidence") else value))
+            for entry in case.entries:
+                moved += entry_properties(entry, rootdir)
+            block = ElementTree.Element("testsuite", name=case.nodeid, tests="0", failures="0", errors="0", skipped="0")
+            if moved:
+                block.append(_properties(moved))
+            details.append(block)
+    if not details:
+        return
+    outer = ElementTree.SubElement(root, "testsuite", name=DETAILS_SUITE, tests="0", failures="0", errors="0",
+                                   skipped="0")
+    outer.extend(details)

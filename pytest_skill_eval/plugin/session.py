@@ -35,6 +35,7 @@ from pytest_skill_eval.grading.results import GradeError, GroupGrade
 from pytest_skill_eval.plugin.declared import _load_suite, _named_by, resolve_declared, select_position
 from pytest_skill_eval.plugin.progress import LiveProgress
 from pytest_skill_eval.plugin.report import write_html_report
+from pytest_skill_eval.plugin.step_summary import write_step_summary
 from pytest_skill_eval.plugin.trials import TrialSettings, trial_settings
 from pytest_skill_eval.policy import (
     DEFAULT_FAIL_ON,
@@ -413,10 +414,14 @@ class SkillEvalSession:
         # every writer of this result is done (xdist tears its workers down first)
         layout.sweep_staging(self.result_dir)
         stopped = self.stopped or session.shouldfail or session.shouldstop or None
-        write_batch_summary(self.result_dir, self.result_id, interrupted=self.cancelled,
-                            stopped=str(stopped) if stopped else None, trials=self.trials.count,
-                            seed=self.trials.seed if self.trials.count > 1 or self.trials.seed_given else None)
+        record = write_batch_summary(self.result_dir, self.result_id, interrupted=self.cancelled,
+                                     stopped=str(stopped) if stopped else None, trials=self.trials.count,
+                                     seed=self.trials.seed if self.trials.count > 1 or self.trials.seed_given else None)
         write_html_report(self)
+        rows = sorted(((r.nodeid, r.outcome, r.verdict) for r in self.reported.values()),
+                      key=lambda row: (row[2].position if row[2] else 0, row[0]))
+        write_step_summary(rows, result_id=self.result_id, state=record.state, result_dir=self.result_dir,
+                           rootdir=self.config.rootpath, html_report=self.html_report)
 
 
 def is_cancellation(exc: BaseException) -> bool:

@@ -103,6 +103,13 @@ def junit_cases(xml_path: Path) -> dict[str, ElementTree.Element]:
     return {f"{tc.get('classname')}::{tc.get('name')}": tc for tc in root.iter("testcase")}
 
 
+def junit_details(xml_path: Path) -> dict[str, dict[str, str]]:
+    """The properties of each group in the ``skill-eval details`` suite, keyed by node id."""
+    root = ElementTree.parse(xml_path).getroot()
+    details = next(s for s in root.findall("testsuite") if s.get("name") == "skill-eval details")
+    return {str(block.get("name")): properties(block) for block in details.findall("testsuite")}
+
+
 def properties(testcase: ElementTree.Element) -> dict[str, str]:
     return {p.get("name", ""): p.get("value", "") for p in testcase.iter("property")}
 

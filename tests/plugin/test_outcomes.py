@@ -15,8 +15,8 @@ from .helpers import (
     BEFORE,
     description_group,
     junit_cases,
+    junit_details,
     only_result,
-    properties,
     read_json,
     verdict_of,
     write_json,
@@ -80,15 +80,13 @@ def test_fail_on_policies(project: Path, pytester: pytest.Pytester, fail_on: str
     assert result.ret == ret
     result.stdout.fnmatch_lines(["policy.json::regresses * pass-to-fail*"])
     cases = junit_cases(project / "report.xml")
-    comparison = cases["policy.json.regresses::comparison:reads-skill"]
-    assert verdict_of(comparison) == ("skipped" if fail_on == "never" else "failure")
-    # the XML fails exactly the groups the policy fails, and no entry of a passing group
-    failing_groups = set()
-    for key, tc in cases.items():
-        if verdict_of(tc) == "failure":
-            classname, name = key.split("::")
-            failing_groups.add(name if classname == "policy.json" else classname.removeprefix("policy.json."))
+    # one testcase per group, failing exactly the groups the policy fails
+    assert sorted(cases) == ["policy.json::improves", "policy.json::regresses", "policy.json::stays-failing"]
+    failing_groups = {key.split("::")[1] for key, tc in cases.items() if verdict_of(tc) == "failure"}
     assert failing_groups == {g for g, word in expected.items() if word == "FAILED"}
+    # the details say why, without a testcase of their own
+    comparison = junit_details(project / "report.xml")["policy.json::regresses"]["skill_eval.entry.comparison:reads-skill"]
+    assert comparison == ("reported: pass-to-fail (reported only)" if fail_on == "never" else "failed: pass-to-fail")
 
 
 def test_ini_fail_on(project: Path, pytester: pytest.Pytester) -> None:
@@ -170,9 +168,12 @@ def test_infrastructure_and_grade_problems_are_errors(project: Path, pytester: p
     result.stdout.no_fnmatch_line("*Traceback*")
     cases = junit_cases(project / "report.xml")
     assert verdict_of(cases["errors.json::missing-script"]) == "error"
-    assert verdict_of(cases["errors.json.missing-script::variant:baseline"]) == "error"
-    assert verdict_of(cases["errors.json.grade-error::grade"]) == "error"
-    assert verdict_of(cases["errors.json.grade-error::expectation:candidate-says"]) == "error"
+    assert verdict_of(cases["errors.json::grade-error"]) == "error"
+    assert len(cases) == 3
+    details = junit_details(project / "report.xml")
+    assert details["errors.json::missing-script"]["skill_eval.entry.variant:baseline"] == "error: invalid"
+    assert details["errors.json::grade-error"]["skill_eval.entry.grade"] == "error: grade-error"
+    assert details["errors.json::grade-error"]["skill_eval.entry.expectation:candidate-says"] == "error: grade-error"
     summary = read_json(only_result(project) / "result.json")
     assert summary["state"] == "partially-complete"
 
@@ -186,12 +187,9 @@ def test_variant_selection_records_not_selected_and_never_fails(project: Path, p
                                  "    candidate  not-selected*"])
     group = read_json(only_result(project) / "groups" / "002-regresses" / "group.json")
     assert group["variants"]["candidate"]["state"] == "not-selected"
-    cases = junit_cases(project / "report.xml")
-    not_selected = cases["policy.json.regresses::variant:candidate"]
-    assert verdict_of(not_selected) == "skipped"
-    skipped = not_selected.find("skipped")
-    assert skipped is not None and "not-selected" in skipped.get("message", "")
-    assert verdict_of(cases["policy.json.regresses::expectation:candidate-reads-skill"]) == "skipped"
+    details = junit_details(project / "report.xml")["policy.json::regresses"]
+    assert details["skill_eval.entry.variant:candidate"] == "skipped: not-selected"
+    assert details["skill_eval.entry.expectation:candidate-reads-skill"].startswith("skipped: ")
 
 
 def test_junit_entries_and_properties(project: Path, pytester: pytest.Pytester) -> None:
@@ -199,33 +197,23 @@ def test_junit_entries_and_properties(project: Path, pytester: pytest.Pytester) 
     result.assert_outcomes(passed=1)
     result_dir = only_result(project)
     cases = junit_cases(project / "report.xml")
-    assert sorted(cases) == [
-        "suite.json.release-notes-activation::comparison:reads-skill",
-        "suite.json.release-notes-activation::expectation:baseline-reads-skill",
-        "suite.json.release-notes-activation::expectation:candidate-reads-skill",
-        "suite.json.release-notes-activation::grade",
-        "suite.json.release-notes-activation::variant:baseline",
-        "suite.json.release-notes-activation::variant:candidate",
-        "suite.json::release-notes-activation",
-    ]
-    item = properties(cases["suite.json::release-notes-activation"])
-    group_dir = result_dir / "groups" / "001-release-notes-activation"
+    assert sorted(cases) == ["suite.json::release-notes-activation"]
+    assert cases["suite.json::release-notes-activation"].find("properties") is None  # not allowed there
+    item = junit_details(project / "report.xml")["suite.json::release-notes-activation"]
+    group_dir = (result_dir / "groups" / "001-release-notes-activation").relative_to(project)
     assert item["skill_eval.status"] == "fail-to-pass"
     assert item["skill_eval.result_id"] == result_dir.name
-    assert item["skill_eval.evidence"] == str(group_dir)
+    assert item["skill_eval.evidence"] == group_dir.as_posix()
     assert item["skill_eval.variant.candidate"] == "complete"
-    assert item["skill_eval.variant.candidate.evidence"] == str(group_dir / "candidate")
+    assert item["skill_eval.variant.candidate.evidence"] == (group_dir / "candidate").as_posix()
     assert item["skill_eval.expectation.baseline-reads-skill"] == "baseline fail"
     assert item["skill_eval.comparison.reads-skill"] == "fail-to-pass"
-    # the baseline failing is reported, but under the default policy it does not fail anything
-    baseline = cases["suite.json.release-notes-activation::expectation:baseline-reads-skill"]
-    assert verdict_of(baseline) == "skipped"
-    skipped = baseline.find("skipped")
-    assert skipped is not None and "reported only" in skipped.get("message", "")
-    assert properties(baseline)["skill_eval.status"] == "fail"
-    assert properties(baseline)["skill_eval.evidence"] == str(group_dir / "baseline")
-    assert verdict_of(cases["suite.json.release-notes-activation::comparison:reads-skill"]) == "passed"
-    assert properties(cases["suite.json.release-notes-activation::comparison:reads-skill"])["skill_eval.transition"] == "fail-to-pass"
+    # the baseline failing is reported, but under the default policy it fails nothing, and it is no skip
+    assert item["skill_eval.entry.expectation:baseline-reads-skill"] == "reported: fail (reported only)"
+    assert item["skill_eval.entry.expectation:baseline-reads-skill.status"] == "fail"
+    assert item["skill_eval.entry.expectation:baseline-reads-skill.evidence"] == (group_dir / "baseline").as_posix()
+    assert item["skill_eval.entry.comparison:reads-skill"] == "passed: fail-to-pass"
+    assert item["skill_eval.entry.comparison:reads-skill.transition"] == "fail-to-pass"
     # entries are not tests: the terminal counts groups only
     result.stdout.no_fnmatch_line("*variant:baseline*")
 
@@ -242,7 +230,7 @@ def test_last_failed_reruns_only_failed_groups(project: Path, pytester: pytest.P
     again = pytester.runpytest("--skill-eval", "policy.json", "-p", "cacheprovider", "--lf", "-v")
     again.assert_outcomes(failed=2)
     again.stdout.fnmatch_lines(["run-last-failure: rerun previous 2 failures"])
-    # failing JUnit entries land in the cache too; --lf still reruns exactly the failing groups
+    # with --junitxml too, the cache holds the failing groups and nothing else
     pytester.runpytest("--skill-eval", "policy.json", "-p", "cacheprovider", "--junitxml=report.xml")
     with_xml = pytester.runpytest("--skill-eval", "policy.json", "-p", "cacheprovider", "--lf")
     with_xml.assert_outcomes(failed=2)

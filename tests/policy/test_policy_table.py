@@ -217,7 +217,7 @@ def test_a_failing_candidate_expectation_outside_comparisons(fail_on: FailOn) ->
     assert v.outcome == (F if fails else P)
     assert [x.id for x in v.failing] == (["c-solo"] if fails else [])
     entry = {e.name: e for e in v.entries()}["expectation:c-solo"]
-    assert entry.outcome == ("failed" if fails else "skipped")
+    assert entry.outcome == ("failed" if fails else "reported")
     assert entry.word == ("fail" if fails else "fail (reported only)")
 
 
@@ -372,14 +372,14 @@ def test_entries_of_a_regression_verdict() -> None:
     assert list(entries) == ["variant:baseline", "variant:candidate", "expectation:b-0", "expectation:c-0",
                              "comparison:cmp-0", "grade"]
     cmp = entries["comparison:cmp-0"]
-    assert (cmp.outcome, cmp.word) == ("skipped", "fail-to-fail (reported only)")
+    assert (cmp.outcome, cmp.word) == ("reported", "fail-to-fail (reported only)")
     assert cmp.message.startswith("reported only: fail-to-fail does not fail the group under "
                                   "--skill-eval-fail-on=regression\ncomparison cmp-0: fail-to-fail")
     assert dict(cmp.properties) == {
         "skill_eval.result_id": "r1", "skill_eval.group": "g", "skill_eval.transition": "fail-to-fail",
         "skill_eval.baseline": "b-0", "skill_eval.candidate": "c-0", "skill_eval.evidence": "/runs/r1/groups/003-g"}
     exp = entries["expectation:c-0"]
-    assert (exp.outcome, exp.word) == ("skipped", "fail (reported only)")
+    assert (exp.outcome, exp.word) == ("reported", "fail (reported only)")
     assert exp.message.startswith("fail, reported only: it does not fail the group under --skill-eval-fail-on=regression")
     assert dict(exp.properties) == {
         "skill_eval.result_id": "r1", "skill_eval.group": "g", "skill_eval.variant": "candidate",
