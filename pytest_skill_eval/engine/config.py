@@ -41,6 +41,8 @@ class EngineConfig:
     env: Mapping[str, str] = field(default_factory=lambda: dict(os.environ))
     #: trials per selected variant (1: the layout and evidence of a single run)
     trials: int = 1
+    #: how often an infrastructure-failed variant is run again from scratch (--skill-eval-rerun-infra)
+    rerun_infra: int = 0
     #: pi's provider request timeout, recorded in run.json (default: the emergency ceiling)
     provider_timeout_s: float = DEFAULT_PROVIDER_TIMEOUT_S
 

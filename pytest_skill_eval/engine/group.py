@@ -102,10 +102,7 @@ def run_variants(group: Group, group_dir: Path, scratch: Path, shared: Shared, c
             outcomes[name] = _persist_state(run_dir, group, name, "invalid", shared.error)
         else:
             try:
-                outcomes[name] = run_variant(group, group.variant(name), shared.fixture, shared.bundles, scratch / name,
-                                             run_dir, cfg, redactor, trial)
-                # nothing of a finished variant may be reachable while its counterpart runs
-                shutil.rmtree(scratch / name, ignore_errors=True)
+                outcomes[name] = _run_with_reruns(group, name, shared, scratch, group_dir, cfg, redactor, trial)
             except KeyboardInterrupt:
                 # the run's observed evidence is already persisted; no queued subject starts
                 cancelled = True
@@ -115,6 +112,33 @@ def run_variants(group: Group, group_dir: Path, scratch: Path, shared: Shared, c
                 else:
                     outcomes[name] = _persist_state(run_dir, group, name, "cancelled", "cancelled while preparing")
     return {name: outcomes[name] for name in VARIANTS}, cancelled
+
+
+def _run_with_reruns(group: Group, name: VariantName, shared: Shared, scratch: Path, group_dir: Path,
+                     cfg: EngineConfig, redactor: Redactor, trial: int) -> VariantOutcome:
+    """One variant, run again from scratch up to *cfg.rerun_infra* times while it ends
+    ``infrastructure-failed``: each earlier attempt's evidence moves to
+    ``<variant>-attempts/N/`` and the last attempt's ``run.json`` lists them. Never silent."""
+    run_dir = group_dir / name
+    attempts: list[records.AttemptRecord] = []
+    for attempt in range(1, cfg.rerun_infra + 2):
+        outcome = run_variant(group, group.variant(name), shared.fixture, shared.bundles, scratch / name, run_dir, cfg,
+                              redactor, trial)
+        # nothing of a finished variant may be reachable while its counterpart (or next attempt) runs
+        shutil.rmtree(scratch / name, ignore_errors=True)
+        if outcome.state != "infrastructure-failed" or attempt > cfg.rerun_infra:
+            break
+        kept = layout.attempt_dir(group_dir, name, attempt)
+        kept.parent.mkdir(parents=True, exist_ok=True)
+        run_dir.replace(kept)
+        attempts.append(records.AttemptRecord(attempt, "infrastructure-failed", outcome.reason,
+                                              kept.relative_to(group_dir).as_posix()))
+        cfg.progress(f"{group.id} [{name}] infrastructure-failed ({outcome.reason}); "
+                     f"running it again, attempt {attempt + 1} of {cfg.rerun_infra + 1}")
+    if attempts:
+        final = reader.read_record(records.RunRecord, run_dir / "run.json")
+        store.write_json(run_dir / "run.json", redactor.json(dataclasses.replace(final, attempts=tuple(attempts)).to_json())[0])
+    return outcome
 
 
 def run_trials(group: Group, position: int, group_dir: Path, cfg: EngineConfig, suite: records.SuiteRef | None,

@@ -109,6 +109,12 @@ def trial_dir(group_dir: Path, number: int) -> Path:
     return group_dir / TRIALS_DIR / f"{number:03d}"
 
 
+def attempt_dir(group_dir: Path, variant: str, attempt: int) -> Path:
+    """``<variant>-attempts/N``: an earlier, infrastructure-failed attempt of a rerun variant
+    (``--skill-eval-rerun-infra``); the last attempt stays at ``<variant>/``."""
+    return group_dir / f"{variant}-attempts" / str(attempt)
+
+
 def trial_dirs(group_dir: Path) -> list[Path]:
     """The trial directories of a group, in trial order (none for a single run)."""
     root = group_dir / TRIALS_DIR

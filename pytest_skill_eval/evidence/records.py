@@ -25,6 +25,7 @@ from pytest_skill_eval import schemas
 from pytest_skill_eval.errors import EvidenceError, Problem
 from pytest_skill_eval.evidence.run_records import (
     JSON,
+    AttemptRecord,
     BatchState,
     ContextObservations,
     FingerprintsRecord,
@@ -43,6 +44,7 @@ from pytest_skill_eval.observation import RunState
 
 __all__ = [
     "BatchState",
+    "AttemptRecord",
     "ContextObservations",
     "FingerprintsRecord",
     "DefinitionRecord",

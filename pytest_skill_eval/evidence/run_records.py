@@ -126,6 +126,24 @@ class HostRunRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class AttemptRecord:
+    """An earlier attempt of a variant that was run again (``--skill-eval-rerun-infra``)."""
+
+    attempt: int
+    state: RunState
+    reason: str | None
+    #: its evidence directory, relative to the group directory (``<variant>-attempts/N``)
+    evidence: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"attempt": self.attempt, "state": self.state, "reason": self.reason, "evidence": self.evidence}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> AttemptRecord:
+        return cls(d["attempt"], d["state"], d["reason"], d["evidence"])
+
+
+@dataclass(frozen=True, slots=True)
 class RunRecord:
     """``run.json``: the record of one variant, written last of its files.
 
@@ -143,6 +161,8 @@ class RunRecord:
     source: SourceRecord | None = None
     ran: HostRunRecord | None = None
     redactions: Mapping[str, int] = field(default_factory=dict)
+    #: the earlier attempts of a variant run again after an infrastructure failure
+    attempts: tuple[AttemptRecord, ...] = ()
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -177,6 +197,8 @@ class RunRecord:
                 out["provider_timeout_s"] = ran.provider_timeout_s
         if self.redactions:
             out["redactions"] = dict(sorted(self.redactions.items()))
+        if self.attempts:
+            out["attempts"] = [a.to_json() for a in self.attempts]
         return out
 
     @classmethod
@@ -212,6 +234,7 @@ class RunRecord:
             source=SourceRecord.from_json(d["source"]) if "source" in d else None,
             ran=ran,
             redactions=dict(d.get("redactions", {})),
+            attempts=tuple(AttemptRecord.from_json(a) for a in d.get("attempts", ())),
         )
 
 

@@ -243,6 +243,7 @@ class SkillEvalSession:
                 progress=self.progress,
                 trials=self.trials.count,
                 provider_timeout_s=self.trials.provider_timeout_s,
+                rerun_infra=self.trials.rerun_infra,
             )
         return self._engine_config
 

@@ -31,6 +31,8 @@ class TrialSettings:
     alpha: float = DEFAULT_ALPHA
     #: pi's provider request timeout (seconds)
     provider_timeout_s: float = DEFAULT_PROVIDER_TIMEOUT_S
+    #: how often an infrastructure-failed variant is run again
+    rerun_infra: int = 0
 
 
 def trial_settings(config: pytest.Config, worker_seed: str | None = None) -> TrialSettings:
@@ -43,9 +45,10 @@ def trial_settings(config: pytest.Config, worker_seed: str | None = None) -> Tri
         raise pytest.UsageError("--skill-eval-seed expects a non-empty seed, found an empty string")
     seed = worker_seed or given or secrets.token_hex(8)
     timeout = _value(config, "skill_eval_provider_timeout", "--skill-eval-provider-timeout", _seconds)
+    reruns = int(_value(config, "skill_eval_rerun_infra", "--skill-eval-rerun-infra", _reruns) or 0)
     return TrialSettings(count, seed, given is not None, DEFAULT_PASS_RATE if pass_rate is None else pass_rate,
                          DEFAULT_ALPHA if alpha is None else alpha,
-                         DEFAULT_PROVIDER_TIMEOUT_S if timeout is None else timeout)
+                         DEFAULT_PROVIDER_TIMEOUT_S if timeout is None else timeout, reruns)
 
 
 def _value(config: pytest.Config, ini: str, option: str, parse: Callable[[str], float]) -> float | None:
@@ -64,6 +67,12 @@ def _value(config: pytest.Config, ini: str, option: str, parse: Callable[[str], 
 def _count(raw: str) -> int:
     if not (raw.isascii() and raw.isdigit()) or int(raw) < 1:
         raise ValueError("a whole number of trials of at least 1")
+    return int(raw)
+
+
+def _reruns(raw: str) -> int:
+    if not (raw.isascii() and raw.isdigit()):
+        raise ValueError("a whole number of reruns of at least 0")
     return int(raw)
 
 
