@@ -196,12 +196,7 @@ def render_aggregate(aggregate: TrialGrade | None, variant: str | None, planned:
             lines += _field("p-value", f"{c.p_value:.4g} (Fisher's exact test, two-sided)", 6)
         if c.reason:
             lines += _field("reason", escape_path(c.reason), 6)
-    errors = _visible_errors(aggregate.errors, variant)
-    lines.append("  grade errors" if errors else "  grade errors: none")
-    for error in errors:
-        owner = f" {error.owner}" if error.owner else ""
-        lines += _field(f"{error.scope}{owner}:", escape_path(error.message), 4, 0)
-    return lines
+    return lines + _error_lines(aggregate.errors, variant)
 
 
 def _grade_file(group: GroupEvidence) -> str:
@@ -247,9 +242,14 @@ def render_grade(grade: GroupGrade | None, variant: str | None = None,
         lines.append(f"    {comparison.id}: {comparison.transition} ({pair})")
         if comparison.reason:
             lines += _field("reason", escape_path(comparison.reason), 6)
-    errors = _visible_errors(grade.errors, variant)
-    lines.append("  grade errors" if errors else "  grade errors: none")
-    for error in errors:
+    return lines + _error_lines(grade.errors, variant)
+
+
+def _error_lines(errors: Iterable[GradeError], variant: str | None) -> list[str]:
+    """The grade errors a view of *variant* shows (every one without a variant selector)."""
+    visible = _visible_errors(errors, variant)
+    lines = ["  grade errors" if visible else "  grade errors: none"]
+    for error in visible:
         owner = f" {error.owner}" if error.owner else ""
         lines += _field(f"{error.scope}{owner}:", escape_path(error.message), 4, 0)
     return lines

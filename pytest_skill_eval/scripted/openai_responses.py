@@ -20,6 +20,7 @@ from typing import Any
 
 from pytest_skill_eval.scripted.conversation import Conversation, Role, build_conversation, content_text
 from pytest_skill_eval.scripted.replies import RETRY_AFTER_SECONDS, STAND_IN_TAG, PlannedToolCall, Reply
+from pytest_skill_eval.scripted.sse import fault_records
 
 API = "openai-responses"
 PATH = "/v1/responses"
@@ -213,19 +214,10 @@ def fault_error(fault: str) -> tuple[int, dict[str, Any]]:
 
 
 def stream_records(reply: Reply, model: str, response_id: str) -> list[bytes]:
-    """The encoded records of a streamed reply; a streaming fault's stream breaks or ends wrongly.
-
-    ``malformed`` puts a record that is not JSON after the first; ``stall`` and
-    ``disconnect`` are the records sent before the server waits or hangs up.
-    """
-    if reply.fault in ("stall", "disconnect", "no-finish-reason"):
-        events = broken_stream(reply, model, response_id)[reply.fault]
-    else:
-        events = stream_events(reply, model, response_id)
-    records = [encode(event) for event in events]
-    if reply.fault == "malformed":
-        records.insert(1, b'event: response.output_text.delta\ndata: {"type": "response.output_text.delta", oops\n\n')
-    return records
+    """The encoded records of a streamed reply (see :func:`~.sse.fault_records` for the faults)."""
+    return fault_records(reply, lambda: stream_events(reply, model, response_id),
+                         lambda: broken_stream(reply, model, response_id), encode,
+                         b'event: response.output_text.delta\ndata: {"type": "response.output_text.delta", oops\n\n')
 
 
 def whole(reply: Reply, model: str, response_id: str) -> dict[str, Any]:
