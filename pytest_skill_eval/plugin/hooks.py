@@ -175,7 +175,7 @@ def pytest_configure_node(node: Any) -> None:
     session = node.config.stash.get(SESSION_KEY, None)
     if session is not None:
         node.workerinput[RESULT_ID_KEY] = session.result_id
-        node.workerinput[SEED_KEY] = session.trials.seed
+        node.workerinput[SEED_KEY] = session.settings.seed
 
 
 def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:

@@ -35,8 +35,8 @@ from pytest_skill_eval.grading.results import GradeError, GroupGrade
 from pytest_skill_eval.plugin.declared import _load_suite, _named_by, resolve_declared, select_position
 from pytest_skill_eval.plugin.progress import LiveProgress
 from pytest_skill_eval.plugin.report import write_html_report
+from pytest_skill_eval.plugin.settings import RunSettings, run_settings
 from pytest_skill_eval.plugin.step_summary import write_step_summary
-from pytest_skill_eval.plugin.trials import TrialSettings, trial_settings
 from pytest_skill_eval.policy import (
     DEFAULT_FAIL_ON,
     ENTRY_PROPERTY,
@@ -76,9 +76,9 @@ class SkillEvalSession:
 
     def __init__(self, config: pytest.Config, root: Path, declared: list[Path], *, result_id: str,
                  is_worker: bool, fail_on: FailOn, group_selector: str | None, variant: str | None,
-                 trials: TrialSettings | None = None) -> None:
+                 settings: RunSettings | None = None) -> None:
         self.config = config
-        self.trials = trials or TrialSettings()
+        self.settings = settings or RunSettings()
         self.root = root
         self.declared = declared
         self.result_id = result_id
@@ -130,10 +130,10 @@ class SkillEvalSession:
             raise pytest.UsageError(str(exc)) from None
         workerinput = getattr(config, "workerinput", None)
         result_id = workerinput.get(RESULT_ID_KEY) if workerinput else None
-        trials = trial_settings(config, workerinput.get(SEED_KEY) if workerinput else None)
+        settings = run_settings(config, workerinput.get(SEED_KEY) if workerinput else None)
         session = cls(config, root, declared, result_id=result_id or layout.new_result_id(),
                       is_worker=workerinput is not None, fail_on=fail_on,
-                      group_selector=group_selector, variant=variant, trials=trials)
+                      group_selector=group_selector, variant=variant, settings=settings)
         session.check_group_selector()
         return session
 
@@ -229,7 +229,7 @@ class SkillEvalSession:
                 return hosts[0]
 
             stall = opt("skill_eval_stall_timeout")
-            self._router = ModelRouter(self.root, seed=self.trials.seed)
+            self._router = ModelRouter(self.root, seed=self.settings.seed)
             layout.ensure_runs_dir(self.root)
             self._engine_config = EngineConfig(
                 root=self.root,
@@ -241,9 +241,9 @@ class SkillEvalSession:
                 user_models=Path(opt("skill_eval_models")).resolve() if opt("skill_eval_models") else None,
                 auth_file=Path(opt("skill_eval_auth")).resolve() if opt("skill_eval_auth") else None,
                 progress=self.progress,
-                trials=self.trials.count,
-                provider_timeout_s=self.trials.provider_timeout_s,
-                rerun_infra=self.trials.rerun_infra,
+                trials=self.settings.count,
+                provider_timeout_s=self.settings.provider_timeout_s,
+                rerun_infra=self.settings.rerun_infra,
             )
         return self._engine_config
 
@@ -283,7 +283,7 @@ class SkillEvalSession:
                              for name, v in group.variants.items())
             return judge_trials(variants, read_aggregate(group_dir / layout.AGGREGATE_FILE), group_id=group.id,
                                 position=group.position, group_state=group.state, group_dir=str(group_dir),
-                                fail_on=self.fail_on, pass_rate=self.trials.pass_rate, alpha=self.trials.alpha,
+                                fail_on=self.fail_on, pass_rate=self.settings.pass_rate, alpha=self.settings.alpha,
                                 result_id=self.result_id)
         grade_file = layout.grade_file(group_dir, group)
         grade = read_grade(grade_file) if grade_file.is_file() else GroupGrade(
@@ -316,7 +316,7 @@ class SkillEvalSession:
     def plan_total(self, items: list[pytest.Item]) -> str:
         """``2 groups × 2 variants × 20 trials = 80 pi runs; models: …`` (nothing is started)."""
         groups = [group for item in items if (group := getattr(item, "group", None)) is not None]
-        variants, trials = len(self.selected), self.trials.count
+        variants, trials = len(self.selected), self.settings.count
         models = sorted({g.model.model if g.model and g.model.model else "pi's default" for g in groups})
         return (f"{len(groups)} group(s) × {variants} variant(s) × {trials} trial(s) = "
                 f"{len(groups) * variants * trials} pi run(s); models: {', '.join(models) or 'none'}")
@@ -416,8 +416,8 @@ class SkillEvalSession:
         layout.sweep_staging(self.result_dir)
         stopped = self.stopped or session.shouldfail or session.shouldstop or None
         record = write_batch_summary(self.result_dir, self.result_id, interrupted=self.cancelled,
-                                     stopped=str(stopped) if stopped else None, trials=self.trials.count,
-                                     seed=self.trials.seed if self.trials.count > 1 or self.trials.seed_given else None)
+                                     stopped=str(stopped) if stopped else None, trials=self.settings.count,
+                                     seed=self.settings.seed if self.settings.count > 1 or self.settings.seed_given else None)
         write_html_report(self)
         rows = sorted(((r.nodeid, r.outcome, r.verdict) for r in self.reported.values()),
                       key=lambda row: (row[2].position if row[2] else 0, row[0]))

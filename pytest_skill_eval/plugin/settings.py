@@ -21,7 +21,7 @@ DEFAULT_ALPHA = 0.05
 
 
 @dataclass(frozen=True, slots=True)
-class TrialSettings:
+class RunSettings:
     count: int = 1
     #: the seed of the scripted stand-in's weighted choices (random unless given)
     seed: str = ""
@@ -35,7 +35,7 @@ class TrialSettings:
     rerun_infra: int = 0
 
 
-def trial_settings(config: pytest.Config, worker_seed: str | None = None) -> TrialSettings:
+def run_settings(config: pytest.Config, worker_seed: str | None = None) -> RunSettings:
     """The settings of this run; under xdist a worker takes the controller's seed."""
     count = int(_value(config, "skill_eval_trials", "--skill-eval-trials", _count) or 1)
     pass_rate = _value(config, "skill_eval_pass_rate", "--skill-eval-pass-rate", _unit)
@@ -46,7 +46,7 @@ def trial_settings(config: pytest.Config, worker_seed: str | None = None) -> Tri
     seed = worker_seed or given or secrets.token_hex(8)
     timeout = _value(config, "skill_eval_provider_timeout", "--skill-eval-provider-timeout", _seconds)
     reruns = int(_value(config, "skill_eval_rerun_infra", "--skill-eval-rerun-infra", _reruns) or 0)
-    return TrialSettings(count, seed, given is not None, DEFAULT_PASS_RATE if pass_rate is None else pass_rate,
+    return RunSettings(count, seed, given is not None, DEFAULT_PASS_RATE if pass_rate is None else pass_rate,
                          DEFAULT_ALPHA if alpha is None else alpha,
                          DEFAULT_PROVIDER_TIMEOUT_S if timeout is None else timeout, reruns)
 
