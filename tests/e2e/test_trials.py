@@ -123,3 +123,30 @@ def test_view_shows_the_aggregate_then_a_trial_and_regrade_reproduces_every_tria
     group = _result(trials_suite) / "groups" / "002-changelog-body"
     assert len(list(group.glob("aggregate-regraded-*.json"))) == 1
     assert len(list(group.glob("trials/*/grade-regraded-*.json"))) == 3
+
+
+def _digest(result: Path, root: Path) -> dict[str, str]:
+    """The result's files as tools/compare_evidence.py normalises them (ids, times, scratch paths)."""
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("compare_evidence", TRIALS.parents[1] / "tools" / "compare_evidence.py")
+    assert spec is not None and spec.loader is not None
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    return {path.relative_to(result).as_posix(): tool._entry(path, str(root))
+            for path in sorted(result.rglob("*")) if path.is_file()}
+
+
+def test_one_trial_writes_exactly_what_a_run_without_trials_writes(pytester: pytest.Pytester, pi_host: object) -> None:
+    quickstart = TRIALS.parent / "quickstart"
+    digests = []
+    for extra in ([], ["--skill-eval-trials", "1"]):
+        root = pytester.path / ("plain" if not extra else "one-trial")
+        shutil.copytree(quickstart, root, ignore=shutil.ignore_patterns(".skill-eval"))
+        done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", *extra], cwd=root,
+                              capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout + done.stderr
+        digests.append(_digest(_result(root), root))
+    plain, one = digests
+    assert plain.keys() == one.keys()
+    assert [name for name in plain if plain[name] != one[name]] == []
