@@ -23,10 +23,13 @@ import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from typing import Literal, Protocol, get_args
+from typing import TYPE_CHECKING, Literal, Protocol, get_args
 
-from pytest_skill_eval.evidence.records import GroupRecord, InvalidGroupRecord, RunRecord, TranscriptRecord
-from pytest_skill_eval.grading.results import ComparisonResult, ExpectationResult, GradeError, GroupGrade
+from pytest_skill_eval.grading.results import ComparisonResult, ExpectationResult, GradeError
+
+if TYPE_CHECKING:
+    from pytest_skill_eval.evidence.records import GroupRecord, InvalidGroupRecord, RunRecord, TranscriptRecord
+    from pytest_skill_eval.grading.results import GroupGrade
 
 FailOn = Literal["candidate", "regression", "any", "never"]
 FAIL_ON_CHOICES: tuple[FailOn, ...] = get_args(FailOn)

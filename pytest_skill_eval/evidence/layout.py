@@ -8,9 +8,12 @@ import shutil
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from pytest_skill_eval.evidence.records import GroupRecord, InvalidGroupRecord
 from pytest_skill_eval.evidence.store import write_atomic
+
+if TYPE_CHECKING:
+    from pytest_skill_eval.evidence.records import GroupRecord, InvalidGroupRecord
 
 RUNS_DIR = Path(".skill-eval") / "runs"
 SELECTION_FILE = "selection.json"
@@ -64,6 +67,8 @@ def group_record_file(group_dir: Path) -> Path | None:
 
 def grade_file(group_dir: Path, record: GroupRecord | InvalidGroupRecord) -> Path:
     """The grade a group record points at (``grade.json`` unless a fallback was published)."""
+    from pytest_skill_eval.evidence.records import GroupRecord  # the records stay out of pytest start-up
+
     name = record.grade_file if isinstance(record, GroupRecord) else GRADE_FILE
     if isinstance(record, GroupRecord) and record.trials is not None:
         name = AGGREGATE_FILE

@@ -20,16 +20,29 @@ See ``docs/grading.md`` for the user reference.
 
 from __future__ import annotations
 
-from pytest_skill_eval.grading.group import grade_expectation, grade_group
-from pytest_skill_eval.grading.results import (
-    EXPECTATION_STATUSES,
-    TRANSITIONS,
-    ComparisonResult,
-    ExpectationResult,
-    GradeError,
-    GroupGrade,
-)
-from pytest_skill_eval.grading.shapes import EXPECTS, KINDS, check_expectation
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from pytest_skill_eval.grading.group import grade_expectation, grade_group
+    from pytest_skill_eval.grading.results import (
+        EXPECTATION_STATUSES,
+        TRANSITIONS,
+        ComparisonResult,
+        ExpectationResult,
+        GradeError,
+        GroupGrade,
+    )
+    from pytest_skill_eval.grading.shapes import EXPECTS, KINDS, check_expectation
+
+#: where each public name lives; imported on first use, so a reader of ``grading.results``
+#: (the policy, the evidence records) does not load every expectation kind
+_PUBLIC = {
+    "grade_expectation": "group", "grade_group": "group",
+    "EXPECTATION_STATUSES": "results", "TRANSITIONS": "results", "ComparisonResult": "results",
+    "ExpectationResult": "results", "GradeError": "results", "GroupGrade": "results",
+    "EXPECTS": "shapes", "KINDS": "shapes", "check_expectation": "shapes",
+}
 
 __all__ = [
     "EXPECTATION_STATUSES",
@@ -44,3 +57,12 @@ __all__ = [
     "grade_expectation",
     "grade_group",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _PUBLIC.get(name)
+    if module is None:
+        raise AttributeError(f"module 'pytest_skill_eval.grading' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"pytest_skill_eval.grading.{module}"), name)
+    globals()[name] = value
+    return value

@@ -19,7 +19,6 @@ from pytest_skill_eval.errors import (
     SkillEvalError,
 )
 from pytest_skill_eval.evidence.layout import group_dir_name
-from pytest_skill_eval.evidence.records import PlannedGroup
 from pytest_skill_eval.plugin.session import (
     PERSISTENCE_FAILED,
     SESSION_KEY,
@@ -29,6 +28,7 @@ from pytest_skill_eval.policy import STATUS_PROPERTY, Judgement
 
 if TYPE_CHECKING:
     from pytest_skill_eval.engine.preflight import PreflightContext
+    from pytest_skill_eval.evidence.records import PlannedGroup
 
 STRICT_REFUSED = "skill_eval.strict_refused"
 
@@ -134,6 +134,8 @@ class SkillEvalItem(pytest.Item):
 
     def plan_entry(self) -> PlannedGroup:
         """This group in ``selection.json``: what the batch summary lists if it never runs."""
+        from pytest_skill_eval.evidence.records import PlannedGroup
+
         return PlannedGroup(self.nodeid, self.position, self.group.id, group_dir_name(self.position, self.group.id))
 
     def plan_lines(self) -> list[str]:
@@ -229,6 +231,7 @@ class BrokenGroupItem(pytest.Item):
 
     def plan_entry(self) -> PlannedGroup:
         from pytest_skill_eval.engine.group import invalid_definition_dir_name
+        from pytest_skill_eval.evidence.records import PlannedGroup
 
         return PlannedGroup(self.nodeid, self.position, None, invalid_definition_dir_name(self.position, self.name),
                             ref=self.name)

@@ -19,24 +19,12 @@ import pytest
 
 from pytest_skill_eval.definitions.loading import definition_kind
 from pytest_skill_eval.definitions.model import VARIANTS, Group, GroupRef, Suite
-from pytest_skill_eval.engine.batch import write_batch_summary
 from pytest_skill_eval.errors import DefinitionError, EvidenceError
 from pytest_skill_eval.evidence import layout, store
-from pytest_skill_eval.evidence.reader import read_aggregate, read_grade, read_group, read_optional
-from pytest_skill_eval.evidence.records import (
-    GroupRecord,
-    PlannedGroup,
-    RunRecord,
-    SelectionRecord,
-    TranscriptRecord,
-    VariantName,
-)
-from pytest_skill_eval.grading.results import GradeError, GroupGrade
 from pytest_skill_eval.plugin.declared import _load_suite, _named_by, resolve_declared, select_position
 from pytest_skill_eval.plugin.progress import LiveProgress
 from pytest_skill_eval.plugin.report import write_html_report
 from pytest_skill_eval.plugin.settings import RunSettings, run_settings
-from pytest_skill_eval.plugin.step_summary import write_step_summary
 from pytest_skill_eval.policy import (
     DEFAULT_FAIL_ON,
     ENTRY_PROPERTY,
@@ -52,6 +40,7 @@ from pytest_skill_eval.policy import (
 
 if TYPE_CHECKING:
     from pytest_skill_eval.engine.config import EngineConfig
+    from pytest_skill_eval.evidence.records import PlannedGroup
     from pytest_skill_eval.host.install import HostInstallation
 
 #: user property set by an item whose evidence could not be written (crosses xdist in reports)
@@ -267,6 +256,8 @@ class SkillEvalSession:
         if self._selection_written:
             return
         layout.ensure_runs_dir(self.root)
+        from pytest_skill_eval.evidence.records import SelectionRecord, VariantName
+
         selection = SelectionRecord(tuple(cast("list[VariantName]", sorted(self.selected))), tuple(self.planned))
         store.write_json(self.result_dir / layout.SELECTION_FILE, selection.to_json())
         self._selection_written = True
@@ -275,6 +266,11 @@ class SkillEvalSession:
         record_file = layout.group_record_file(group_dir)
         if record_file is None:
             raise EvidenceError(f"no group record was persisted in {group_dir} (neither group.json nor group-fallback.json)")
+        # evidence and grading modules are imported when a group is judged, not at pytest start-up
+        from pytest_skill_eval.evidence.reader import read_aggregate, read_grade, read_group, read_optional
+        from pytest_skill_eval.evidence.records import GroupRecord, RunRecord, TranscriptRecord
+        from pytest_skill_eval.grading.results import GradeError, GroupGrade
+
         group = read_group(record_file)
         if isinstance(group, GroupRecord) and group.trials is not None:
             from pytest_skill_eval.trial_policy import judge_trials
@@ -415,6 +411,9 @@ class SkillEvalSession:
         # every writer of this result is done (xdist tears its workers down first)
         layout.sweep_staging(self.result_dir)
         stopped = self.stopped or session.shouldfail or session.shouldstop or None
+        from pytest_skill_eval.engine.batch import write_batch_summary
+        from pytest_skill_eval.plugin.step_summary import write_step_summary
+
         record = write_batch_summary(self.result_dir, self.result_id, interrupted=self.cancelled,
                                      stopped=str(stopped) if stopped else None, trials=self.settings.count,
                                      seed=self.settings.seed if self.settings.count > 1 or self.settings.seed_given else None)

@@ -10,11 +10,9 @@ from __future__ import annotations
 import math
 import secrets
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pytest
-
-from pytest_skill_eval.host.launch import DEFAULT_PROVIDER_TIMEOUT_S
 
 DEFAULT_PASS_RATE = 1.0
 DEFAULT_ALPHA = 0.05
@@ -29,8 +27,8 @@ class RunSettings:
     seed_given: bool = False
     pass_rate: float = DEFAULT_PASS_RATE
     alpha: float = DEFAULT_ALPHA
-    #: pi's provider request timeout (seconds)
-    provider_timeout_s: float = DEFAULT_PROVIDER_TIMEOUT_S
+    #: pi's provider request timeout (seconds; default: the launch layer's emergency ceiling)
+    provider_timeout_s: float = field(default_factory=lambda: _default_provider_timeout())
     #: how often an infrastructure-failed variant is run again
     rerun_infra: int = 0
 
@@ -48,7 +46,7 @@ def run_settings(config: pytest.Config, worker_seed: str | None = None) -> RunSe
     reruns = int(_value(config, "skill_eval_rerun_infra", "--skill-eval-rerun-infra", _reruns) or 0)
     return RunSettings(count, seed, given is not None, DEFAULT_PASS_RATE if pass_rate is None else pass_rate,
                          DEFAULT_ALPHA if alpha is None else alpha,
-                         DEFAULT_PROVIDER_TIMEOUT_S if timeout is None else timeout, reruns)
+                         _default_provider_timeout() if timeout is None else timeout, reruns)
 
 
 def _value(config: pytest.Config, ini: str, option: str, parse: Callable[[str], float]) -> float | None:
@@ -62,6 +60,13 @@ def _value(config: pytest.Config, ini: str, option: str, parse: Callable[[str], 
         return parse(raw)
     except ValueError as exc:
         raise pytest.UsageError(f"{source} expects {exc}, found {raw!r}") from None
+
+
+def _default_provider_timeout() -> float:
+    # imported here: the launch layer is not needed to start pytest
+    from pytest_skill_eval.host.launch import DEFAULT_PROVIDER_TIMEOUT_S
+
+    return DEFAULT_PROVIDER_TIMEOUT_S
 
 
 def _count(raw: str) -> int:

@@ -38,3 +38,14 @@ def test_python_dash_m_runs_the_console_script() -> None:
     done = subprocess.run([sys.executable, "-m", "pytest_skill_eval", "--help"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert "usage: skill-eval" in done.stdout
+
+
+def test_the_plugin_entry_point_leaves_running_and_grading_out_of_pytest_start_up() -> None:
+    """Every pytest run where the plugin is installed imports its hooks: the engine, the
+    evidence records, the expectation kinds and the launch layer wait until a group runs."""
+    code = ("import sys, pytest_skill_eval.plugin.hooks; "
+            "print(sorted(m for m in sys.modules if m.startswith(('pytest_skill_eval.engine', "
+            "'pytest_skill_eval.evidence.records', 'pytest_skill_eval.evidence.reader', 'pytest_skill_eval.grading.kinds', "
+            "'pytest_skill_eval.grading.aggregate', 'pytest_skill_eval.host.launch', 'jsonschema', 'jinja2'))))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
