@@ -41,8 +41,6 @@ Outcome = Literal["passed", "failed", "error"]
 EntryOutcome = Literal["passed", "failed", "reported", "skipped", "error"]
 
 STATUS_PROPERTY = "skill_eval.status"
-#: Marks the reports of separate entries (see :meth:`Verdict.entries`).
-ENTRY_PROPERTY = "skill_eval.entry"
 ERROR_RUN_STATES = ("invalid", "infrastructure-failed", "cancelled")
 FAILING_TRANSITIONS = ("pass-to-fail", "fail-to-fail")
 

@@ -7,8 +7,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pytest_skill_eval import schemas
-from pytest_skill_eval.errors import EvidenceError, MalformedGrade, Problem
+from pytest_skill_eval.errors import EvidenceError, MalformedGrade
 from pytest_skill_eval.evidence import records
 from pytest_skill_eval.evidence.store import read_files, read_json
 from pytest_skill_eval.grading.aggregate import TrialGrade
@@ -35,9 +34,7 @@ def read_optional(kind: type[records.Record], path: Path) -> records.Record | No
 def parse_grade(data: Any, source: Path | str) -> GroupGrade:
     """A stored grade document as its :class:`GroupGrade`, checked by ``evidence-grade`` (the
     same wording as every other record); :class:`MalformedGrade` naming *source* when it is not one."""
-    found = sorted(schemas.problems("evidence-grade", data), key=Problem.sort_key)
-    if found:
-        raise MalformedGrade("\n".join(p.render(str(source)) for p in found))
+    records.check("evidence-grade", data, source, MalformedGrade)
     try:
         return GroupGrade.from_json(data)
     except MalformedGrade as exc:  # pragma: no cover - the schema refuses what from_json would
@@ -46,9 +43,7 @@ def parse_grade(data: Any, source: Path | str) -> GroupGrade:
 
 def parse_aggregate(data: Any, source: Path | str) -> TrialGrade:
     """A stored ``aggregate.json`` as its :class:`TrialGrade`, checked by ``evidence-aggregate``."""
-    found = sorted(schemas.problems("evidence-aggregate", data), key=Problem.sort_key)
-    if found:
-        raise EvidenceError("\n".join(p.render(str(source)) for p in found))
+    records.check("evidence-aggregate", data, source)
     return TrialGrade.from_json(data)
 
 

@@ -71,6 +71,7 @@ __all__ = [
     "Usage",
     "VariantName",
     "VariantState",
+    "check",
     "parse",
     "parse_group",
     "problems",
@@ -344,11 +345,17 @@ def problems(kind: type, data: Any) -> list[Problem]:
     return sorted(schemas.problems(_SCHEMAS[kind], data), key=Problem.sort_key)
 
 
+def check(schema: str, data: Any, source: Path | str, error: type[EvidenceError] = EvidenceError) -> None:
+    """Raise *error* naming *source*, one line per problem in pointer order, unless *data* fits
+    the evidence schema *schema* (every stored file is checked this way before it is read)."""
+    found = sorted(schemas.problems(schema, data), key=Problem.sort_key)
+    if found:
+        raise error("\n".join(p.render(str(source)) for p in found))
+
+
 def parse(kind: type[Record], data: Any, source: Path | str) -> Record:
     """The record of *kind* stored as *data*; :class:`EvidenceError` naming *source* when it is not one."""
-    found = problems(kind, data)
-    if found:
-        raise EvidenceError("\n".join(p.render(str(source)) for p in found))
+    check(_SCHEMAS[kind], data, source)
     return kind.from_json(data)
 
 

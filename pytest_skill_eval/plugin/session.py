@@ -27,7 +27,6 @@ from pytest_skill_eval.plugin.report import write_html_report
 from pytest_skill_eval.plugin.settings import RunSettings, run_settings
 from pytest_skill_eval.policy import (
     DEFAULT_FAIL_ON,
-    ENTRY_PROPERTY,
     STATUS_PROPERTY,
     FailOn,
     Judgement,
@@ -324,7 +323,7 @@ class SkillEvalSession:
         props = {str(k): str(v) for k, v in getattr(report, "user_properties", ())}
         if PERSISTENCE_FAILED in props:
             self.persistence_failure = props[PERSISTENCE_FAILED]
-        if ENTRY_PROPERTY in props or STATUS_PROPERTY not in props:
+        if STATUS_PROPERTY not in props:
             return
         is_error = report.when == "setup" and report.failed
         if not (report.when == "call" or is_error):
@@ -344,8 +343,6 @@ class SkillEvalSession:
 
     def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:
         props = {str(k): str(v) for k, v in getattr(report, "user_properties", ())}
-        if ENTRY_PROPERTY in props:
-            return "", "", ""  # separate entries are for JUnit; the terminal shows them as detail lines
         words = props.get(STATUS_PROPERTY)
         if not words:
             return None
