@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, cast
+from typing import TYPE_CHECKING, Literal, cast
 
 from pytest_skill_eval.evidence import layout, store
 from pytest_skill_eval.evidence.reader import read_aggregate, read_grade, read_group, read_record
@@ -16,14 +16,18 @@ from pytest_skill_eval.evidence.records import (
     RunRecord,
     RunState,
     SelectionRecord,
+    ShardIndex,
     VariantName,
 )
+
+if TYPE_CHECKING:
+    from pytest_skill_eval.definitions.sharding import Shard
 
 _VARIANTS: tuple[VariantName, VariantName] = ("baseline", "candidate")
 
 
 def write_batch_summary(result_dir: Path, result_id: str, *, interrupted: bool, stopped: str | None = None,
-                        trials: int = 1, seed: str | None = None) -> ResultRecord:
+                        trials: int = 1, seed: str | None = None, shard: Shard | None = None) -> ResultRecord:
     """Write ``result.json`` (last): one entry per selected group, whether or not it ran.
 
     The selection comes from ``selection.json``; a selected group with no directory never
@@ -52,13 +56,15 @@ def write_batch_summary(result_dir: Path, result_id: str, *, interrupted: bool, 
         ))
     groups.extend(_persisted_entry(gdir, interrupted) for gdir in on_disk.values())
     groups.sort(key=lambda g: g.position)
-    summary = ResultRecord(result_id, _batch_state([g.state for g in groups], interrupted), tuple(groups),
-                           trials if trials > 1 else None, seed)
+    summary = ResultRecord(result_id, batch_state([g.state for g in groups], interrupted), tuple(groups),
+                           trials if trials > 1 else None, seed,
+                           ShardIndex(shard.index, shard.count) if shard is not None else None)
     store.write_json(result_dir / "result.json", summary.to_json())
     return summary
 
 
-def _batch_state(states: list[str], interrupted: bool) -> BatchState:
+def batch_state(states: list[str], interrupted: bool) -> BatchState:
+    """The batch state of groups in *states* (``skill-eval merge`` derives it as a run does)."""
     if interrupted or "cancelled" in states:
         return "cancelled"
     if states and all(s == "invalid" for s in states):

@@ -63,6 +63,10 @@ __all__ = [
     "RunRecord",
     "RunState",
     "SelectionRecord",
+    "ShardGroup",
+    "ShardIndex",
+    "ShardRecord",
+    "ShardSettings",
     "SourceRecord",
     "SuiteRef",
     "TrialCount",
@@ -246,6 +250,8 @@ class ResultRecord:
     trials: int | None = None
     #: the scripted stand-in's seed, when trials ran or the user gave it (``--skill-eval-seed``)
     seed: str | None = None
+    #: the shard of a ``--skill-eval-shard K/N`` run (selection.json has the whole split)
+    shard: ShardIndex | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"result_id": self.result_id, "state": self.state}
@@ -253,13 +259,86 @@ class ResultRecord:
             out["trials"] = self.trials
         if self.seed is not None:
             out["seed"] = self.seed
+        if self.shard is not None:
+            out["shard"] = self.shard.to_json()
         out["groups"] = [g.to_json() for g in self.groups]
         return out
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> ResultRecord:
+        shard = d.get("shard")
         return cls(d["result_id"], d["state"], tuple(ResultGroup.from_json(g) for g in d["groups"]), d.get("trials"),
-                   d.get("seed"))
+                   d.get("seed"), ShardIndex(shard["index"], shard["count"]) if shard else None)
+
+
+# ------------------------------------------------------------------- shards (both files)
+
+
+@dataclass(frozen=True, slots=True)
+class ShardIndex:
+    """Shard *index* (one-based) of *count*, as ``result.json`` records a sharded run."""
+
+    index: int
+    count: int
+
+    def to_json(self) -> dict[str, int]:
+        return {"index": self.index, "count": self.count}
+
+
+@dataclass(frozen=True, slots=True)
+class ShardGroup:
+    """One group of the whole split: its sharding key, suite position and shard."""
+
+    key: str
+    position: int
+    shard: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "position": self.position, "shard": self.shard}
+
+
+@dataclass(frozen=True, slots=True)
+class ShardSettings:
+    """What must agree between the shards of one result for ``skill-eval merge`` to combine them."""
+
+    fail_on: str
+    trials: int
+    seed: str | None
+    pass_rate: float
+    alpha: float
+
+    def to_json(self) -> dict[str, Any]:
+        return {"fail_on": self.fail_on, "trials": self.trials, "seed": self.seed, "pass_rate": self.pass_rate,
+                "alpha": self.alpha}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> ShardSettings:
+        return cls(d["fail_on"], d["trials"], d["seed"], d["pass_rate"], d["alpha"])
+
+
+@dataclass(frozen=True, slots=True)
+class ShardRecord:
+    """``selection.json`` ``shard``: which shard this run is, and the whole split it is part of.
+
+    ``groups`` lists every group the run selected before sharding (the full suite without
+    ``-k``/``-m``), in position order, each with its shard, so ``skill-eval merge`` can tell a
+    missing shard from an empty one; ``fingerprint`` is the sha256 of the definitions.
+    """
+
+    index: int
+    count: int
+    groups: tuple[ShardGroup, ...]
+    fingerprint: str
+    settings: ShardSettings
+
+    def to_json(self) -> dict[str, Any]:
+        return {"index": self.index, "count": self.count, "groups": [g.to_json() for g in self.groups],
+                "fingerprint": self.fingerprint, "settings": self.settings.to_json()}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> ShardRecord:
+        return cls(d["index"], d["count"], tuple(ShardGroup(g["key"], g["position"], g["shard"]) for g in d["groups"]),
+                   d["fingerprint"], ShardSettings.from_json(d["settings"]))
 
 
 # ------------------------------------------------------------------------ selection.json
@@ -295,13 +374,20 @@ class SelectionRecord:
 
     variants: tuple[VariantName, ...]
     groups: tuple[PlannedGroup, ...]
+    #: set by a ``--skill-eval-shard K/N`` run only
+    shard: ShardRecord | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"variants": list(self.variants), "groups": [g.to_json() for g in self.groups]}
+        out: dict[str, Any] = {"variants": list(self.variants), "groups": [g.to_json() for g in self.groups]}
+        if self.shard is not None:
+            out["shard"] = self.shard.to_json()
+        return out
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> SelectionRecord:
-        return cls(tuple(d["variants"]), tuple(PlannedGroup.from_json(g) for g in d["groups"]))
+        shard = d.get("shard")
+        return cls(tuple(d["variants"]), tuple(PlannedGroup.from_json(g) for g in d["groups"]),
+                   ShardRecord.from_json(shard) if shard else None)
 
 
 # ----------------------------------------------------------------------- definition.json

@@ -42,6 +42,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Run one group of the declared suite, by id or one-based position")
     group.addoption("--skill-eval-variant", choices=VARIANTS, default=None,
                     help="Run only this variant; the other is recorded as not-selected")
+    group.addoption("--skill-eval-shard", metavar="K/N", default=None,
+                    help="Run shard K of N: a stable, balanced share of the selected groups "
+                         "(by definition path and group id); combine the shards with skill-eval merge")
     group.addoption("--skill-eval-fail-on", choices=FAIL_ON_CHOICES, default=None,
                     help="Which failed expectations fail a group: candidate (default), regression, any or never")
     group.addoption("--skill-eval-host", metavar="PATH", default=None,
@@ -190,6 +193,18 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> pytest.Col
     if session is None or file_path.suffix != ".json" or not session.claims(file_path):
         return None
     return SkillEvalFile.from_parent(parent, path=file_path)
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
+    """``--skill-eval-shard K/N``: keep this shard's groups, after -k/-m/node ids/--lf selected theirs."""
+    skill_session: SkillEvalSession | None = config.stash.get(SESSION_KEY, None)
+    if skill_session is None or skill_session.shard is None:
+        return
+    kept, deselected = skill_session.split_shard(items)
+    if deselected:
+        config.hook.pytest_deselected(items=deselected)
+        items[:] = kept
 
 
 @pytest.hookimpl(wrapper=True)

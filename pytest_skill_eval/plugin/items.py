@@ -60,6 +60,13 @@ def _shown(path: Path, root: Path) -> str:
         return str(path)
 
 
+def _shard_key(item: pytest.Item, name: str) -> str:
+    from pytest_skill_eval.definitions.sharding import group_key
+
+    session: SkillEvalSession = item.config.stash[SESSION_KEY]
+    return group_key(_shown(item.path, session.root), name)
+
+
 class SkillEvalFile(pytest.File):
     """A suite or group definition file: one item per (selected) group."""
 
@@ -131,6 +138,10 @@ class SkillEvalItem(pytest.Item):
 
     def __repr__(self) -> str:
         return f"<{type(self).__name__} {self.name} {self.group.type}: {self._variants_text()}>"
+
+    def shard_key(self) -> str:
+        """This group's identity for ``--skill-eval-shard``: definition path from the root and group id."""
+        return _shard_key(self, self.group.id)
 
     def plan_entry(self) -> PlannedGroup:
         """This group in ``selection.json``: what the batch summary lists if it never runs."""
@@ -228,6 +239,10 @@ class BrokenGroupItem(pytest.Item):
         group_dir = persist_invalid_definition(session.result_dir, self.position, self.name, self.error)
         self.user_properties.append(("skill_eval.evidence", str(group_dir)))
         raise self.error
+
+    def shard_key(self) -> str:
+        """A suite entry that does not load is sharded by its reference (it has no group id)."""
+        return _shard_key(self, self.name)
 
     def plan_entry(self) -> PlannedGroup:
         from pytest_skill_eval.engine.group import invalid_definition_dir_name

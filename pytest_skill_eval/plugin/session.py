@@ -38,8 +38,9 @@ from pytest_skill_eval.policy import (
 )
 
 if TYPE_CHECKING:
+    from pytest_skill_eval.definitions.sharding import Shard
     from pytest_skill_eval.engine.config import EngineConfig
-    from pytest_skill_eval.evidence.records import PlannedGroup
+    from pytest_skill_eval.evidence.records import PlannedGroup, ShardRecord
     from pytest_skill_eval.host.install import HostInstallation
 
 #: user property set by an item whose evidence could not be written (crosses xdist in reports)
@@ -64,8 +65,11 @@ class SkillEvalSession:
 
     def __init__(self, config: pytest.Config, root: Path, declared: list[Path], *, result_id: str,
                  is_worker: bool, fail_on: FailOn, group_selector: str | None, variant: str | None,
-                 settings: RunSettings | None = None) -> None:
+                 settings: RunSettings | None = None, shard: Shard | None = None) -> None:
         self.config = config
+        #: ``--skill-eval-shard K/N``, and the split :meth:`split_shard` made (recorded in selection.json)
+        self.shard = shard
+        self.shard_record: ShardRecord | None = None
         self.settings = settings or RunSettings()
         self.root = root
         self.declared = declared
@@ -102,8 +106,10 @@ class SkillEvalSession:
         ini_paths = [Path(p) for p in config.getini("skill_eval_paths")]
         group_selector: str | None = config.getoption("skill_eval_group")
         variant: str | None = config.getoption("skill_eval_variant")
+        shard_text: str | None = config.getoption("skill_eval_shard")
         if not option_paths and not ini_paths:
-            for name, value in (("--skill-eval-group", group_selector), ("--skill-eval-variant", variant)):
+            for name, value in (("--skill-eval-group", group_selector), ("--skill-eval-variant", variant),
+                                ("--skill-eval-shard", shard_text)):
                 if value is not None:
                     raise pytest.UsageError(f"{name} needs a suite or group: add --skill-eval PATH (or set skill_eval_paths in the ini file)")
             return None
@@ -119,9 +125,18 @@ class SkillEvalSession:
         workerinput = getattr(config, "workerinput", None)
         result_id = workerinput.get(RESULT_ID_KEY) if workerinput else None
         settings = run_settings(config, workerinput.get(SEED_KEY) if workerinput else None)
+        shard = None
+        if shard_text is not None:
+            from pytest_skill_eval.definitions.sharding import parse_shard
+            from pytest_skill_eval.errors import SelectionError
+
+            try:
+                shard = parse_shard(shard_text)
+            except SelectionError as exc:
+                raise pytest.UsageError(str(exc)) from None
         session = cls(config, root, declared, result_id=result_id or layout.new_result_id(),
                       is_worker=workerinput is not None, fail_on=fail_on,
-                      group_selector=group_selector, variant=variant, settings=settings)
+                      group_selector=group_selector, variant=variant, settings=settings, shard=shard)
         session.check_group_selector()
         return session
 
@@ -197,6 +212,31 @@ class SkillEvalSession:
             return suite.groups
         return (suite.groups[self._selected_position - 1],)
 
+    def split_shard(self, items: list[pytest.Item]) -> tuple[list[pytest.Item], list[pytest.Item]]:
+        """``(kept, deselected)``: this shard's groups, and the groups of the other shards.
+
+        The split is over the groups still selected (after -k, -m, node ids, --lf), by
+        their sharding key alone (:mod:`pytest_skill_eval.definitions.sharding`), so every
+        process of every shard computes the same split. Items that are not groups stay.
+        """
+        from pytest_skill_eval.definitions.sharding import assign_shards
+        from pytest_skill_eval.evidence.records import ShardGroup, ShardRecord, ShardSettings
+
+        assert self.shard is not None
+        keyed = [(item, key) for item in items if callable(k := getattr(item, "shard_key", None)) and (key := k())]
+        assignment = assign_shards([key for _, key in keyed], self.shard.count)
+        ordered = sorted(keyed, key=lambda pair: (int(getattr(pair[0], "position", 0)), pair[1]))
+        groups = tuple(ShardGroup(key, int(getattr(item, "position", 0)), assignment[key]) for item, key in ordered)
+        settings = self.settings
+        self.shard_record = ShardRecord(
+            self.shard.index, self.shard.count, groups, definitions_fingerprint(item for item, _ in ordered),
+            ShardSettings(self.fail_on, settings.count,
+                          settings.seed if settings.count > 1 or settings.seed_given else None,
+                          settings.pass_rate, settings.alpha),
+        )
+        theirs = {id(item) for item, key in keyed if assignment[key] != self.shard.index}
+        return [i for i in items if id(i) not in theirs], [i for i in items if id(i) in theirs]
+
     # -- running ---------------------------------------------------------------
     def engine_config(self) -> EngineConfig:
         """Built on first use, so collection and --collect-only never start anything."""
@@ -257,7 +297,8 @@ class SkillEvalSession:
         layout.ensure_runs_dir(self.root)
         from pytest_skill_eval.evidence.records import SelectionRecord, VariantName
 
-        selection = SelectionRecord(tuple(cast("list[VariantName]", sorted(self.selected))), tuple(self.planned))
+        selection = SelectionRecord(tuple(cast("list[VariantName]", sorted(self.selected))), tuple(self.planned),
+                                    self.shard_record)
         store.write_json(self.result_dir / layout.SELECTION_FILE, selection.to_json())
         self._selection_written = True
 
@@ -294,6 +335,10 @@ class SkillEvalSession:
     # -- hooks -----------------------------------------------------------------
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.planned = [entry() for item in session.items if callable(entry := getattr(item, "plan_entry", None))]
+        if (self.shard_record is not None and not self.config.option.collectonly
+                and not self.config.getoption("skill_eval_check")):
+            # a shard's result exists even when it has no group, so skill-eval merge sees the shard
+            self.write_selection()
         if not self.config.option.collectonly or self.config.get_verbosity() < 1:
             return
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
@@ -413,12 +458,67 @@ class SkillEvalSession:
 
         record = write_batch_summary(self.result_dir, self.result_id, interrupted=self.cancelled,
                                      stopped=str(stopped) if stopped else None, trials=self.settings.count,
-                                     seed=self.settings.seed if self.settings.count > 1 or self.settings.seed_given else None)
+                                     seed=self.settings.seed if self.settings.count > 1 or self.settings.seed_given else None,
+                                     shard=self.shard)
+        self._empty_shard(session)
         write_html_report(self)
         rows = sorted(((r.nodeid, r.outcome, r.verdict) for r in self.reported.values()),
                       key=lambda row: (row[2].position if row[2] else 0, row[0]))
         write_step_summary(rows, result_id=self.result_id, state=record.state, result_dir=self.result_dir,
                            rootdir=self.config.rootpath, html_report=self.html_report)
+
+
+    def _empty_shard(self, session: pytest.Session) -> None:
+        """A shard that got no group is not an error: say so, and exit 0 (not pytest's 5).
+
+        Only when other shards got groups; when -k/-m selected nothing at all, pytest's
+        "no tests ran" (exit 5) stands, as it does without sharding.
+        """
+        if self.shard is None or session.exitstatus != pytest.ExitCode.NO_TESTS_COLLECTED:
+            return
+        from pytest_skill_eval.evidence.reader import read_optional
+        from pytest_skill_eval.evidence.records import SelectionRecord
+
+        selection = read_optional(SelectionRecord, self.result_dir / layout.SELECTION_FILE)
+        split = selection.shard if selection is not None else None
+        if split is None or not split.groups:
+            return
+        session.exitstatus = pytest.ExitCode.OK
+        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
+        if reporter is not None:
+            reporter.write_line(
+                f"skill-eval: shard {self.shard} has no groups: the {len(split.groups)} selected group(s) went to "
+                f"the other shards; this is not an error (exit 0), and result {self.result_id} records the shard "
+                "for skill-eval merge", yellow=True)
+
+
+def definitions_fingerprint(items: Any) -> str:
+    """``sha256:<hex>`` of the definitions the *items* were collected from (suite and group files).
+
+    Each file counts as its parsed JSON with sorted keys, so a checkout's line endings do not
+    matter; a file that does not parse counts as its bytes, one that cannot be read as nothing.
+    """
+    import hashlib
+    import json
+
+    digest = hashlib.sha256()
+    files: set[Path] = set()
+    for item in items:
+        files.add(Path(item.path))
+        group = getattr(item, "group", None)
+        if group is not None:
+            files.add(Path(group.path))
+    for path in sorted(files):
+        try:
+            data = path.read_bytes()
+        except OSError:
+            data = b""
+        try:
+            data = json.dumps(json.loads(data), sort_keys=True, ensure_ascii=False).encode()
+        except (ValueError, UnicodeDecodeError):
+            pass
+        digest.update(hashlib.sha256(data).digest())
+    return f"sha256:{digest.hexdigest()}"
 
 
 def is_cancellation(exc: BaseException) -> bool:
