@@ -52,6 +52,18 @@ def _parser() -> argparse.ArgumentParser:
 
     sub.add_parser("list", help="List the stored results of the current directory (the definition root)")
 
+    merge = sub.add_parser(
+        "merge", help="Combine the results of --skill-eval-shard K/N runs into one result",
+        epilog="Every shard 1..N of one split must be given once, from the same definitions and settings; "
+               "the merged result gets a new id, in suite order, as one run writes it (docs/ci.md). "
+               "Exit status: as the one run would have exited (0 passed, 1 a group failed or errored, "
+               "2 a shard was cancelled, 5 no group selected), 4 the results cannot be merged (nothing written).",
+    )
+    merge.add_argument("targets", nargs="+", metavar="result",
+                       help="A shard result: result id, unique prefix, or result directory")
+    merge.add_argument("-o", "--into", metavar="DIR", type=Path,
+                       help="Directory to write the merged result into (default: .skill-eval/runs)")
+
     regrade = sub.add_parser("regrade", help="Re-grade stored evidence without running any subject")
     regrade.add_argument("target", help="Result id, a unique prefix of one, 'latest', or a result directory")
 
@@ -120,6 +132,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             text, problems = list_checked(Path.cwd())
             print(text, end="")
             return _problems_exit(problems, "the listing")
+        if args.command == "merge":
+            return _merge(args)
         if args.command == "regrade":
             from pytest_skill_eval.commands.regrade import regrade
 
@@ -146,6 +160,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"skill-eval: error: {exc}", file=sys.stderr)
         return 2
     return 2  # pragma: no cover - argparse requires a command
+
+
+def _merge(args: argparse.Namespace) -> int:
+    from pytest_skill_eval.commands.merge import EXIT_CANNOT_MERGE, MergeRefused, merge, render
+
+    try:
+        merged = merge(args.targets, Path.cwd(), args.into)
+    except MergeRefused as exc:
+        print(f"skill-eval: error: {exc}", file=sys.stderr)
+        return EXIT_CANNOT_MERGE
+    print(render(merged, args.targets), end="")
+    return merged.exit_code
 
 
 def _problems_exit(problems: bool, reader: str) -> int:

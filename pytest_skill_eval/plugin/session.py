@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any, cast
 import pytest
 
 from pytest_skill_eval.definitions.loading import definition_kind
-from pytest_skill_eval.definitions.model import VARIANTS, Group, GroupRef, Suite
+from pytest_skill_eval.definitions.model import Group, GroupRef, Suite
 from pytest_skill_eval.errors import DefinitionError, EvidenceError
 from pytest_skill_eval.evidence import layout, store
 from pytest_skill_eval.plugin.declared import _load_suite, _named_by, resolve_declared, select_position
@@ -30,10 +30,7 @@ from pytest_skill_eval.policy import (
     STATUS_PROPERTY,
     FailOn,
     Judgement,
-    VariantState,
-    judge,
     parse_fail_on,
-    stand_in_notes,
     summary_table,
 )
 
@@ -303,34 +300,10 @@ class SkillEvalSession:
         self._selection_written = True
 
     def judge(self, group_dir: Path) -> Judgement:
-        record_file = layout.group_record_file(group_dir)
-        if record_file is None:
-            raise EvidenceError(f"no group record was persisted in {group_dir} (neither group.json nor group-fallback.json)")
-        # evidence and grading modules are imported when a group is judged, not at pytest start-up
-        from pytest_skill_eval.evidence.reader import read_aggregate, read_grade, read_group, read_optional
-        from pytest_skill_eval.evidence.records import GroupRecord, RunRecord, TranscriptRecord
-        from pytest_skill_eval.grading.results import GradeError, GroupGrade
+        from pytest_skill_eval.engine.verdict import judge_group_dir
 
-        group = read_group(record_file)
-        if isinstance(group, GroupRecord) and group.trials is not None:
-            from pytest_skill_eval.trial_policy import judge_trials
-
-            variants = tuple(VariantState(name, v.state, v.reason, f"{group_dir}/{layout.TRIALS_DIR}/*/{name}")
-                             for name, v in group.variants.items())
-            return judge_trials(variants, read_aggregate(group_dir / layout.AGGREGATE_FILE), group_id=group.id,
-                                position=group.position, group_state=group.state, group_dir=str(group_dir),
-                                fail_on=self.fail_on, pass_rate=self.settings.pass_rate, alpha=self.settings.alpha,
-                                result_id=self.result_id)
-        grade_file = layout.grade_file(group_dir, group)
-        grade = read_grade(grade_file) if grade_file.is_file() else GroupGrade(
-            str(group.id), "grade-error", errors=(GradeError("system", None, None, f"no grade was persisted at {grade_file}"),))
-        notes: list[tuple[str, int, str]] = []
-        for name in VARIANTS:
-            # only adds to the failure text: a run file it cannot read is no reason to fail the judging
-            run = read_optional(RunRecord, group_dir / name / "run.json")
-            transcript = read_optional(TranscriptRecord, group_dir / name / "transcript.json")
-            notes += stand_in_notes(name, run, transcript)
-        return judge(group, grade, group_dir=str(group_dir), fail_on=self.fail_on, result_id=self.result_id, notes=notes)
+        return judge_group_dir(group_dir, fail_on=self.fail_on, pass_rate=self.settings.pass_rate,
+                               alpha=self.settings.alpha, result_id=self.result_id)
 
     # -- hooks -----------------------------------------------------------------
     def pytest_collection_finish(self, session: pytest.Session) -> None:

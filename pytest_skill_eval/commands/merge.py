@@ -1,0 +1,282 @@
+"""``skill-eval merge``: combine the results of ``--skill-eval-shard K/N`` runs into one result.
+
+Every input must be a finished shard result (``result.json`` written) of the same split:
+the same shard count, the same selected groups, the same definitions fingerprint, the same
+variants and settings (fail-on, trials, seed, pass rate, alpha), and together the shards
+must be exactly 1..N, each once, each holding only its own groups. Every problem found is
+reported at once and nothing is written.
+
+The merged result gets a new result id. Its group directories are copied unchanged (their
+``NNN`` is the suite position, so shards never collide), in suite order; ``selection.json``
+and ``result.json`` are written as one run of the whole selection writes them, and
+``merge.json`` records which shard results it was made from. The command exits as that one
+run would have: 0, 1 (a group failed or errored), 2 (a shard was cancelled) or 5 (no group
+was selected at all); 4 when the inputs cannot be merged.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from pytest_skill_eval.errors import EvidenceError, SkillEvalError
+from pytest_skill_eval.evidence import layout, store
+from pytest_skill_eval.evidence.records import (
+    ResultGroup,
+    ResultRecord,
+    SelectionRecord,
+    ShardRecord,
+)
+from pytest_skill_eval.render.text import escape_path
+
+MERGE_FILE = "merge.json"
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_CANCELLED = 2
+EXIT_CANNOT_MERGE = 4
+EXIT_NOTHING_SELECTED = 5
+
+
+class MergeRefused(SkillEvalError):
+    """The inputs are not the shards of one split (every problem is listed)."""
+
+
+@dataclass(frozen=True, slots=True)
+class ShardInput:
+    """One input result, read and checked."""
+
+    label: str
+    path: Path
+    selection: SelectionRecord
+    result: ResultRecord
+    shard: ShardRecord
+    group_dirs: tuple[Path, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Merged:
+    """What ``merge`` wrote and how the one run would have exited."""
+
+    result_id: str
+    path: Path
+    record: ResultRecord
+    exit_code: int
+    lines: tuple[str, ...]
+
+
+def read_input(target: str, cwd: Path) -> ShardInput | str:
+    """The shard result *target* names, or the problem that keeps it out of a merge."""
+    from pytest_skill_eval.evidence.locate import resolve_result
+    from pytest_skill_eval.evidence.reader import read_record
+
+    try:
+        path = resolve_result(target, cwd).resolve()
+    except EvidenceError as exc:
+        return str(exc)
+    label = escape_path(str(path))
+    selection_file, result_file = path / layout.SELECTION_FILE, path / "result.json"
+    if not result_file.is_file():
+        return (f"{label}: no result.json: that shard run did not finish (cancelled hard, or its evidence could not "
+                "be written); run the shard again")
+    if not selection_file.is_file():
+        return f"{label}: no selection.json: not the result of a --skill-eval-shard K/N run"
+    try:
+        selection = read_record(SelectionRecord, selection_file)
+        result = read_record(ResultRecord, result_file)
+    except EvidenceError as exc:
+        return str(exc)
+    if selection.shard is None:
+        return (f"{label}: not a shard result: its selection.json records no shard; "
+                "only the results of --skill-eval-shard K/N runs can be merged")
+    return ShardInput(label, path, selection, result, selection.shard, tuple(layout.group_dirs(path)))
+
+
+def check_inputs(inputs: Sequence[ShardInput]) -> list[str]:
+    """Every reason the *inputs* are not the complete shards of one split (empty when they are)."""
+    problems: list[str] = []
+    first = inputs[0]
+    split = first.shard
+    for other in inputs[1:]:
+        theirs = other.shard
+        if theirs.count != split.count:
+            problems.append(f"shard counts differ: {first.label} is shard {split.index}/{split.count}, "
+                            f"{other.label} is shard {theirs.index}/{theirs.count}")
+            continue
+        if theirs.fingerprint != split.fingerprint:
+            problems.append(f"definitions differ: {first.label} and {other.label} ran different suite or group "
+                            f"definitions ({split.fingerprint} and {theirs.fingerprint}); every shard must run the "
+                            "same checkout")
+        mine_keys = {g.key: g for g in split.groups}
+        their_keys = {g.key: g for g in theirs.groups}
+        if mine_keys != their_keys:
+            only_first = sorted(set(mine_keys) - set(their_keys))
+            only_other = sorted(set(their_keys) - set(mine_keys))
+            detail = "; ".join(part for part in (
+                f"only in {first.label}: {', '.join(only_first)}" if only_first else "",
+                f"only in {other.label}: {', '.join(only_other)}" if only_other else "",
+            ) if part) or "the same groups, split differently"
+            problems.append(f"the shards selected different groups (another -k/-m, or another suite): {detail}")
+        for name in ("fail_on", "trials", "seed", "pass_rate", "alpha"):
+            a, b = getattr(split.settings, name), getattr(theirs.settings, name)
+            if a != b:
+                option = {"fail_on": "--skill-eval-fail-on", "pass_rate": "--skill-eval-pass-rate"}.get(
+                    name, f"--skill-eval-{name}")
+                problems.append(f"settings differ: {option} is {a!r} in {first.label}, {b!r} in {other.label}; "
+                                "give every shard the same options")
+        if set(other.selection.variants) != set(first.selection.variants):
+            problems.append(f"variant selection differs: {', '.join(first.selection.variants)} in {first.label}, "
+                            f"{', '.join(other.selection.variants)} in {other.label}")
+    if problems:
+        return problems
+    seen: dict[int, ShardInput] = {}
+    for item in inputs:
+        index = item.shard.index
+        if index in seen:
+            same = seen[index].path.resolve() == item.path.resolve()
+            problems.append(f"shard {index}/{split.count} is given twice: {seen[index].label}"
+                            + (" (the same result)" if same else f" and {item.label}"))
+        else:
+            seen[index] = item
+    for index in range(1, split.count + 1):
+        if index not in seen:
+            groups = [g for g in split.groups if g.shard == index]
+            listed = (f"its group(s): {', '.join(_shown(g.position, g.key) for g in groups)}" if groups
+                      else "it has no groups, but its result is needed to show it ran")
+            problems.append(f"shard {index}/{split.count} is missing ({listed}); add its result")
+    owner: dict[str, ShardInput] = {}
+    positions = {g.position: g for g in split.groups}
+    for item in inputs:
+        for gdir in item.group_dirs:
+            if gdir.name in owner and owner[gdir.name] is not item:
+                problems.append(f"group {gdir.name} is in two shards: {owner[gdir.name].label} and {item.label}")
+                continue
+            owner[gdir.name] = item
+            planned = positions.get(layout.group_position(gdir.name))
+            if planned is None or planned.shard != item.shard.index:
+                where = f"shard {planned.shard}" if planned is not None else "no shard (it is not in the split)"
+                problems.append(f"{item.label} holds group {gdir.name}, which the split assigns to {where}")
+    return problems
+
+
+def _shown(position: int, key: str) -> str:
+    return f"{position:03d} {key}"
+
+
+def merge(targets: Sequence[str], cwd: Path, into: Path | None = None) -> Merged:
+    """Check the shard results *targets* name and write their merged result under *into*.
+
+    *into* is the directory that gets the result (default ``<cwd>/.skill-eval/runs``).
+    Raises MergeRefused listing every problem; nothing is written then.
+    """
+    if not targets:
+        raise MergeRefused("expected the results of the shard runs to merge, found none")
+    read = [read_input(t, cwd) for t in targets]
+    problems = [r for r in read if isinstance(r, str)]
+    inputs = [r for r in read if isinstance(r, ShardInput)]
+    if not problems:
+        problems = check_inputs(inputs)
+    if problems:
+        count = len(problems)
+        raise MergeRefused(f"cannot merge: {count} problem{'s' if count != 1 else ''}:\n"
+                           + "\n".join(f"  {p}" for p in problems))
+    inputs.sort(key=lambda i: i.shard.index)
+    runs = (into if into is not None else cwd / layout.RUNS_DIR).absolute()
+    if into is None:
+        layout.ensure_runs_dir(cwd)
+    else:
+        runs.mkdir(parents=True, exist_ok=True)
+    result_id = layout.new_result_id()
+    while (runs / result_id).exists():  # pragma: no cover - eight random hex digits
+        result_id = layout.new_result_id()
+    record = _merged_record(inputs, result_id)
+    staging = Path(tempfile.mkdtemp(prefix=f".{result_id}.", dir=runs))
+    try:
+        groups = staging / "groups"
+        groups.mkdir()
+        for item in inputs:
+            for gdir in item.group_dirs:
+                shutil.copytree(gdir, groups / gdir.name, symlinks=True)
+        planned = sorted((g for item in inputs for g in item.selection.groups), key=lambda g: (g.position, g.dir))
+        selection = SelectionRecord(inputs[0].selection.variants, tuple(planned))
+        store.write_json(staging / layout.SELECTION_FILE, selection.to_json())
+        store.write_json(staging / MERGE_FILE, _merge_json(result_id, inputs))
+        store.write_json(staging / "result.json", record.to_json())
+        store.fsync_dir(staging)
+        final = runs / result_id
+        os.replace(staging, final)
+        store.fsync_dir(runs)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
+    code, lines = _exit_code(final, record, inputs)
+    return Merged(result_id, final, record, code, tuple(lines))
+
+
+def _merged_record(inputs: Sequence[ShardInput], result_id: str) -> ResultRecord:
+    from pytest_skill_eval.engine.batch import batch_state
+
+    groups: list[ResultGroup] = sorted((g for item in inputs for g in item.result.groups), key=lambda g: g.position)
+    interrupted = any(item.result.state == "cancelled" for item in inputs)
+    first = inputs[0].result
+    return ResultRecord(result_id, batch_state([g.state for g in groups], interrupted), tuple(groups),
+                        first.trials, first.seed)
+
+
+def _merge_json(result_id: str, inputs: Sequence[ShardInput]) -> dict[str, Any]:
+    return {
+        "result_id": result_id,
+        "shards": [{"index": i.shard.index, "count": i.shard.count, "result_id": i.result.result_id,
+                    "path": str(i.path), "groups": [g.dir for g in i.result.groups]} for i in inputs],
+    }
+
+
+def _exit_code(result_dir: Path, record: ResultRecord, inputs: Sequence[ShardInput]) -> tuple[int, list[str]]:
+    """How pytest would have exited on the whole selection, and the summary rows that say why."""
+    from pytest_skill_eval.engine.verdict import judge_group_dir
+    from pytest_skill_eval.policy import Judgement, parse_fail_on, summary_table
+
+    settings = inputs[0].shard.settings
+    fail_on = parse_fail_on(settings.fail_on)
+    nodeids = {g.position: g.nodeid for item in inputs for g in item.selection.groups}
+    rows: list[tuple[str, str, Judgement | None]] = []
+    failed = False
+    for entry in record.groups:
+        nodeid = nodeids.get(entry.position, entry.dir or str(entry.id))
+        verdict: Judgement | None = None
+        outcome: str
+        if entry.dir is None or entry.id is None:
+            outcome = "error" if entry.id is None else entry.state
+        else:
+            try:
+                verdict = judge_group_dir(result_dir / "groups" / entry.dir, fail_on=fail_on,
+                                          pass_rate=settings.pass_rate, alpha=settings.alpha,
+                                          result_id=record.result_id)
+                outcome = "error" if verdict.error else "failed" if verdict.failing else "passed"
+            except EvidenceError:
+                outcome = "error"
+        failed = failed or outcome != "passed"
+        rows.append((nodeid, outcome, verdict))
+    lines = summary_table(rows) if rows else []
+    if record.state == "cancelled":
+        return EXIT_CANCELLED, lines
+    if not record.groups:
+        return (EXIT_NOTHING_SELECTED if not inputs[0].shard.groups else EXIT_OK), lines
+    return (EXIT_FAILED if failed else EXIT_OK), lines
+
+
+def render(merged: Merged, inputs_shown: Sequence[str] = ()) -> str:
+    """What ``skill-eval merge`` prints."""
+    rec = merged.record
+    out = [*merged.lines]
+    if not rec.groups:
+        out.append("no groups: no shard selected any group")
+    out.append(f"merged {len(inputs_shown)} shard result(s) into {merged.result_id} ({rec.state}): "
+               f"{escape_path(str(merged.path))}")
+    out.append(f"view it with: skill-eval view {merged.result_id} [--group <position>] [--variant baseline|candidate]")
+    return "\n".join(out) + "\n"

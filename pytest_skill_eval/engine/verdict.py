@@ -1,0 +1,45 @@
+"""Judging one persisted group: the verdict a pytest item reports, from its evidence alone.
+
+The plugin judges each group as it finishes; ``skill-eval merge`` judges a merged result's
+groups the same way to exit as the single run would have.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pytest_skill_eval.definitions.model import VARIANTS
+from pytest_skill_eval.errors import EvidenceError
+from pytest_skill_eval.evidence import layout
+from pytest_skill_eval.policy import FailOn, Judgement, VariantState, judge, stand_in_notes
+
+
+def judge_group_dir(group_dir: Path, *, fail_on: FailOn, pass_rate: float, alpha: float, result_id: str) -> Judgement:
+    """The verdict on the group persisted in *group_dir*; EvidenceError when it has no group record."""
+    record_file = layout.group_record_file(group_dir)
+    if record_file is None:
+        raise EvidenceError(f"no group record was persisted in {group_dir} (neither group.json nor group-fallback.json)")
+    # evidence and grading modules are imported when a group is judged, not at pytest start-up
+    from pytest_skill_eval.evidence.reader import read_aggregate, read_grade, read_group, read_optional
+    from pytest_skill_eval.evidence.records import GroupRecord, RunRecord, TranscriptRecord
+    from pytest_skill_eval.grading.results import GradeError, GroupGrade
+
+    group = read_group(record_file)
+    if isinstance(group, GroupRecord) and group.trials is not None:
+        from pytest_skill_eval.trial_policy import judge_trials
+
+        variants = tuple(VariantState(name, v.state, v.reason, f"{group_dir}/{layout.TRIALS_DIR}/*/{name}")
+                         for name, v in group.variants.items())
+        return judge_trials(variants, read_aggregate(group_dir / layout.AGGREGATE_FILE), group_id=group.id,
+                            position=group.position, group_state=group.state, group_dir=str(group_dir),
+                            fail_on=fail_on, pass_rate=pass_rate, alpha=alpha, result_id=result_id)
+    grade_file = layout.grade_file(group_dir, group)
+    grade = read_grade(grade_file) if grade_file.is_file() else GroupGrade(
+        str(group.id), "grade-error", errors=(GradeError("system", None, None, f"no grade was persisted at {grade_file}"),))
+    notes: list[tuple[str, int, str]] = []
+    for name in VARIANTS:
+        # only adds to the failure text: a run file it cannot read is no reason to fail the judging
+        run = read_optional(RunRecord, group_dir / name / "run.json")
+        transcript = read_optional(TranscriptRecord, group_dir / name / "transcript.json")
+        notes += stand_in_notes(name, run, transcript)
+    return judge(group, grade, group_dir=str(group_dir), fail_on=fail_on, result_id=result_id, notes=notes)
