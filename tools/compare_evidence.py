@@ -39,6 +39,8 @@ SUITES = ("quickstart", "workflow")
 RESULT_ID = re.compile(r"\b\d{14}-[0-9a-f]{8}\b")
 UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
 ISO_TIME = re.compile(r"\b\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(?:\.\d+)?Z\b")
+#: The scripted model's response ids count the requests of one server, i.e. of one process.
+SCRIPTED_RESPONSE_ID = re.compile(r"\b(chatcmpl-scripted-|msg_scripted_|resp_scripted_)\d+\b")
 SCRATCH = re.compile(r"/[^\s\"']*?/skill-eval-[^/\s\"']+(?:/run-[^/\s\"']+)?")
 #: Keys whose values are times or durations, wherever they occur.
 TIME_KEYS = frozenset({
@@ -50,8 +52,10 @@ EPOCH_S = (1.58e9, 2.21e9)
 EPOCH_MS = (1.58e12, 2.21e12)
 
 
-def _normalise_text(text: str, root: str) -> str:
-    text = text.replace(root, "<root>")
+def _normalise_text(text: str, root: str | tuple[str, ...]) -> str:
+    # a merged result holds the groups of several shard runs, each with its own root
+    for one in sorted((root,) if isinstance(root, str) else root, key=len, reverse=True):
+        text = text.replace(one, "<root>")
     text = RESULT_ID.sub("<result-id>", text)
     text = UUID.sub("<uuid>", text)
     text = ISO_TIME.sub("<time>", text)
@@ -67,7 +71,7 @@ def _counts(value: Any) -> Any:
     return value
 
 
-def _normalise_json(value: Any, root: str) -> Any:
+def _normalise_json(value: Any, root: str | tuple[str, ...]) -> Any:
     if isinstance(value, dict):
         out: dict[str, Any] = {}
         for key, item in value.items():
@@ -96,7 +100,7 @@ def _looks_like_epoch(value: Any) -> bool:
     return EPOCH_S[0] <= value <= EPOCH_S[1] or EPOCH_MS[0] <= value <= EPOCH_MS[1]
 
 
-def _entry(path: Path, root: str) -> str:
+def _entry(path: Path, root: str | tuple[str, ...]) -> str:
     data = path.read_bytes()
     if path.suffix in {".json", ".jsonl"}:
         try:
@@ -116,6 +120,26 @@ def _entry(path: Path, root: str) -> str:
         return _normalise_text(data.decode(), root)
     except UnicodeDecodeError:
         return "sha256:" + hashlib.sha256(data).hexdigest()
+
+
+def digest_result(result: Path, roots: tuple[str, ...], skip: frozenset[str] = frozenset()) -> dict[str, str]:
+    """One result directory's files, normalised as `snapshot` does, any of *roots* read as `<root>`.
+
+    For comparing a merged result (``skill-eval merge``) with a single run of the same suite:
+    *skip* names result-relative files to leave out (``merge.json``, which only a merge writes).
+    The scripted model's response ids are numbered per process (each shard, each xdist
+    worker counts from 1), so they read as ``<prefix><n>`` here.
+    """
+    digest: dict[str, str] = {}
+    for path in sorted(result.rglob("*")):
+        rel = path.relative_to(result).as_posix()
+        if rel in skip:
+            continue
+        if path.is_symlink():
+            digest[rel] = "symlink:" + str(path.readlink())
+        elif path.is_file():
+            digest[rel] = SCRIPTED_RESPONSE_ID.sub(r"\1<n>", _entry(path, roots))
+    return digest
 
 
 def _result_key(path: Path) -> str:
