@@ -1,0 +1,174 @@
+"""``skill-eval merge``: what it refuses (every problem at once, nothing written) and what it writes.
+
+The shard results here are written by hand through the evidence records, so no subject
+runs; tests/e2e/test_shard_merge.py merges real shard runs and compares with one run.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from pytest_skill_eval import schemas
+from pytest_skill_eval.commands.cli import main
+from pytest_skill_eval.definitions.sharding import assign_shards
+from pytest_skill_eval.evidence import store
+from pytest_skill_eval.evidence.records import (
+    PlannedGroup,
+    ResultGroup,
+    ResultRecord,
+    SelectionRecord,
+    ShardGroup,
+    ShardRecord,
+    ShardSettings,
+)
+
+KEYS = [f"suite.json::group-{i}" for i in range(1, 6)]
+SETTINGS = ShardSettings("candidate", 1, None, 1.0, 0.05)
+
+
+def _split(count: int, keys: list[str] = KEYS) -> dict[str, int]:
+    return assign_shards(keys, count)
+
+
+def write_shard(where: Path, index: int, count: int, *, keys: list[str] = KEYS, fingerprint: str = "sha256:same",
+                settings: ShardSettings = SETTINGS, extra_dirs: tuple[str, ...] = (), result: bool = True,
+                name: str | None = None) -> Path:
+    """A finished shard result (groups without evidence: refusal tests never read them)."""
+    split = _split(count, keys)
+    res = where / (name or f"2026120206000{index}-0000000{index}")
+    groups = res / "groups"
+    groups.mkdir(parents=True)
+    mine = [(pos, key) for pos, key in enumerate(keys, start=1) if split[key] == index]
+    planned = [PlannedGroup(key, pos, key.split("::")[1], f"{pos:03d}-{key.split('::')[1]}") for pos, key in mine]
+    for p in planned:
+        (groups / p.dir).mkdir()
+    for extra in extra_dirs:
+        (groups / extra).mkdir()
+    shard = ShardRecord(index, count, tuple(ShardGroup(k, pos, split[k]) for pos, k in enumerate(keys, start=1)),
+                        fingerprint, settings)
+    store.write_json(res / "selection.json", SelectionRecord(("baseline", "candidate"), tuple(planned), shard).to_json())
+    if result:
+        entries = tuple(ResultGroup(p.dir, p.id, p.position, "complete", None, "graded",
+                                    {"baseline": "complete", "candidate": "complete"}, {}) for p in planned)
+        store.write_json(res / "result.json", ResultRecord(res.name, "complete", entries).to_json())
+    return res
+
+
+def merge_cli(cwd: Path, *targets: Path | str, monkeypatch: pytest.MonkeyPatch) -> int:
+    monkeypatch.chdir(cwd)
+    return main(["merge", *(str(t) for t in targets)])
+
+
+def _refused(capsys: pytest.CaptureFixture[str], cwd: Path) -> str:
+    err = capsys.readouterr().err
+    assert err.startswith("skill-eval: error: cannot merge: ")
+    assert not (cwd / ".skill-eval").exists(), "a refused merge writes nothing"
+    return err
+
+
+def test_a_missing_shard_is_named_with_its_groups(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    one, two = write_shard(tmp_path / "a", 1, 3), write_shard(tmp_path / "b", 2, 3)
+    assert merge_cli(tmp_path, one, two, monkeypatch=monkeypatch) == 4
+    err = _refused(capsys, tmp_path)
+    missing = [f"{pos:03d} {key}" for pos, key in enumerate(KEYS, start=1) if _split(3)[key] == 3]
+    assert f"shard 3/3 is missing (its group(s): {', '.join(missing)}); add its result" in err
+
+
+def test_a_missing_empty_shard_is_still_missing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                capsys: pytest.CaptureFixture[str]) -> None:
+    keys = KEYS[:1]
+    only = write_shard(tmp_path / "a", 1, 2, keys=keys)
+    assert merge_cli(tmp_path, only, monkeypatch=monkeypatch) == 4
+    assert "shard 2/2 is missing (it has no groups, but its result is needed to show it ran)" in _refused(capsys, tmp_path)
+
+
+def test_every_conflict_is_reported_at_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                            capsys: pytest.CaptureFixture[str]) -> None:
+    one = write_shard(tmp_path / "a", 1, 2)
+    other = write_shard(tmp_path / "b", 2, 2, fingerprint="sha256:changed", keys=[*KEYS, "suite.json::new"],
+                        settings=dataclasses.replace(SETTINGS, fail_on="any", seed="7"))
+    assert merge_cli(tmp_path, one, other, monkeypatch=monkeypatch) == 4
+    err = _refused(capsys, tmp_path)
+    assert "definitions differ: " in err and "every shard must run the same checkout" in err
+    assert f"only in {other}: suite.json::new" in err
+    assert f"settings differ: --skill-eval-fail-on is 'candidate' in {one}, 'any' in {other}" in err
+    assert f"settings differ: --skill-eval-seed is None in {one}, '7' in {other}" in err
+
+
+def test_shard_counts_must_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                 capsys: pytest.CaptureFixture[str]) -> None:
+    one, two = write_shard(tmp_path / "a", 1, 2), write_shard(tmp_path / "b", 2, 3)
+    assert merge_cli(tmp_path, one, two, monkeypatch=monkeypatch) == 4
+    assert f"shard counts differ: {one} is shard 1/2, {two} is shard 2/3" in _refused(capsys, tmp_path)
+
+
+def test_the_same_shard_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    one = write_shard(tmp_path / "a", 1, 2)
+    again = write_shard(tmp_path / "b", 1, 2)
+    two = write_shard(tmp_path / "c", 2, 2)
+    assert merge_cli(tmp_path, one, one, two, again, monkeypatch=monkeypatch) == 4
+    err = _refused(capsys, tmp_path)
+    assert f"shard 1/2 is given twice: {one} (the same result)" in err
+    assert f"shard 1/2 is given twice: {one} and {again}" in err
+    assert "group 00" in err and "is in two shards" in err
+
+
+def test_a_group_in_the_wrong_shard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                    capsys: pytest.CaptureFixture[str]) -> None:
+    theirs = next(pos for pos, key in enumerate(KEYS, start=1) if _split(2)[key] == 2)
+    stray = f"{theirs:03d}-group-{theirs}"
+    one = write_shard(tmp_path / "a", 1, 2, extra_dirs=(stray, "009-unknown"))
+    two = write_shard(tmp_path / "b", 2, 2)
+    assert merge_cli(tmp_path, one, two, monkeypatch=monkeypatch) == 4
+    err = _refused(capsys, tmp_path)
+    assert f"{one} holds group {stray}, which the split assigns to shard 2" in err
+    assert f"{one} holds group 009-unknown, which the split assigns to no shard (it is not in the split)" in err
+    assert f"group {stray} is in two shards: {one} and {two}" in err
+
+
+def test_unfinished_and_unsharded_results_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    unfinished = write_shard(tmp_path / "a", 1, 2, result=False)
+    unsharded = write_shard(tmp_path / "b", 2, 2)
+    data = json.loads((unsharded / "selection.json").read_text())
+    del data["shard"]
+    store.write_json(unsharded / "selection.json", data)
+    assert merge_cli(tmp_path, unfinished, unsharded, "no-such-result", monkeypatch=monkeypatch) == 4
+    err = _refused(capsys, tmp_path)
+    assert f"{unfinished}: no result.json: that shard run did not finish" in err
+    assert f"{unsharded}: not a shard result: its selection.json records no shard" in err
+    assert "no stored result 'no-such-result'" in err
+
+
+def test_shards_that_selected_nothing_merge_into_an_empty_result_exit_five(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]) -> None:
+    shards = [write_shard(tmp_path / "in", i, 2, keys=[]) for i in (1, 2)]
+    assert merge_cli(tmp_path, *shards, monkeypatch=monkeypatch) == 5
+    out = capsys.readouterr().out
+    assert "no groups: no shard selected any group" in out
+    (merged,) = (p for p in (tmp_path / ".skill-eval" / "runs").iterdir() if p.is_dir())
+    assert (tmp_path / ".skill-eval" / "runs" / ".gitignore").is_file()
+    for name, schema in (("selection.json", "evidence-selection"), ("result.json", "evidence-result"),
+                         ("merge.json", "evidence-merge")):
+        data = json.loads((merged / name).read_text())
+        assert schemas.problems(schema, data) == [], name
+    assert json.loads((merged / "selection.json").read_text()) == {"variants": ["baseline", "candidate"], "groups": []}
+    result = json.loads((merged / "result.json").read_text())
+    assert result == {"result_id": merged.name, "state": "complete", "groups": []}
+    record = json.loads((merged / "merge.json").read_text())
+    assert [(s["index"], s["result_id"]) for s in record["shards"]] == [(1, shards[0].name), (2, shards[1].name)]
+
+
+def test_into_puts_the_merged_result_in_another_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    shards = [write_shard(tmp_path / "in", i, 2, keys=[]) for i in (1, 2)]
+    monkeypatch.chdir(tmp_path)
+    assert main(["merge", "--into", "out", *(str(s) for s in shards)]) == 5
+    assert len([p for p in (tmp_path / "out").iterdir() if p.is_dir()]) == 1
+    assert not (tmp_path / ".skill-eval").exists()
+    assert "merged 2 shard result(s) into" in capsys.readouterr().out
