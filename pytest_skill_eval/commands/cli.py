@@ -163,7 +163,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    from pytest_skill_eval.commands.merge import EXIT_CANNOT_MERGE, MergeRefused, merge, render
+    from pytest_skill_eval.commands.merge import EXIT_CANNOT_MERGE, MergeRefused, merge, render, write_summary
 
     try:
         merged = merge(args.targets, Path.cwd(), args.into)
@@ -171,6 +171,7 @@ def _merge(args: argparse.Namespace) -> int:
         print(f"skill-eval: error: {exc}", file=sys.stderr)
         return EXIT_CANNOT_MERGE
     print(render(merged, args.targets), end="")
+    write_summary(merged, Path.cwd())
     return merged.exit_code
 
 

@@ -32,6 +32,7 @@ from pytest_skill_eval.evidence.records import (
     SelectionRecord,
     ShardRecord,
 )
+from pytest_skill_eval.policy import Judgement
 from pytest_skill_eval.render.text import escape_path
 
 MERGE_FILE = "merge.json"
@@ -67,7 +68,8 @@ class Merged:
     path: Path
     record: ResultRecord
     exit_code: int
-    lines: tuple[str, ...]
+    #: ``(node id, outcome, verdict)`` per group, in position order, as a run's summary has them
+    rows: tuple[tuple[str, str, Judgement | None], ...]
 
 
 def read_input(target: str, cwd: Path) -> ShardInput | str:
@@ -214,8 +216,8 @@ def merge(targets: Sequence[str], cwd: Path, into: Path | None = None) -> Merged
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
-    code, lines = _exit_code(final, record, inputs)
-    return Merged(result_id, final, record, code, tuple(lines))
+    code, rows = _exit_code(final, record, inputs)
+    return Merged(result_id, final, record, code, tuple(rows))
 
 
 def _merged_record(inputs: Sequence[ShardInput], result_id: str) -> ResultRecord:
@@ -236,10 +238,11 @@ def _merge_json(result_id: str, inputs: Sequence[ShardInput]) -> dict[str, Any]:
     }
 
 
-def _exit_code(result_dir: Path, record: ResultRecord, inputs: Sequence[ShardInput]) -> tuple[int, list[str]]:
+def _exit_code(result_dir: Path, record: ResultRecord, inputs: Sequence[ShardInput],
+               ) -> tuple[int, list[tuple[str, str, Judgement | None]]]:
     """How pytest would have exited on the whole selection, and the summary rows that say why."""
     from pytest_skill_eval.engine.verdict import judge_group_dir
-    from pytest_skill_eval.policy import Judgement, parse_fail_on, summary_table
+    from pytest_skill_eval.policy import parse_fail_on
 
     settings = inputs[0].shard.settings
     fail_on = parse_fail_on(settings.fail_on)
@@ -262,18 +265,27 @@ def _exit_code(result_dir: Path, record: ResultRecord, inputs: Sequence[ShardInp
                 outcome = "error"
         failed = failed or outcome != "passed"
         rows.append((nodeid, outcome, verdict))
-    lines = summary_table(rows) if rows else []
     if record.state == "cancelled":
-        return EXIT_CANCELLED, lines
+        return EXIT_CANCELLED, rows
     if not record.groups:
-        return (EXIT_NOTHING_SELECTED if not inputs[0].shard.groups else EXIT_OK), lines
-    return (EXIT_FAILED if failed else EXIT_OK), lines
+        return (EXIT_NOTHING_SELECTED if not inputs[0].shard.groups else EXIT_OK), rows
+    return (EXIT_FAILED if failed else EXIT_OK), rows
+
+
+def write_summary(merged: Merged, rootdir: Path) -> None:
+    """The merged result's section on the CI job page (``GITHUB_STEP_SUMMARY``), as a run writes it."""
+    from pytest_skill_eval.plugin.step_summary import write_step_summary
+
+    write_step_summary(merged.rows, result_id=merged.result_id, state=merged.record.state, result_dir=merged.path,
+                       rootdir=rootdir, html_report=None)
 
 
 def render(merged: Merged, inputs_shown: Sequence[str] = ()) -> str:
     """What ``skill-eval merge`` prints."""
+    from pytest_skill_eval.policy import summary_table
+
     rec = merged.record
-    out = [*merged.lines]
+    out = summary_table(merged.rows) if merged.rows else []
     if not rec.groups:
         out.append("no groups: no shard selected any group")
     out.append(f"merged {len(inputs_shown)} shard result(s) into {merged.result_id} ({rec.state}): "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -52,8 +53,9 @@ def _pytest(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
                           capture_output=True, text=True)
 
 
-def _cli(cwd: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-m", "pytest_skill_eval", *args], cwd=cwd, capture_output=True, text=True)
+def _cli(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "pytest_skill_eval", *args], cwd=cwd, capture_output=True, text=True,
+                          env={**os.environ, **(env or {})})
 
 
 def _result(root: Path) -> Path:
@@ -84,10 +86,13 @@ def test_merged_shards_equal_the_single_run(tmp_path: Path, pi_host: object) -> 
 
     merge_root = tmp_path / "merge"
     merge_root.mkdir()
-    merged_run = _cli(merge_root, "merge", *(str(s) for s in reversed(shards)))
+    page = tmp_path / "step-summary.md"
+    merged_run = _cli(merge_root, "merge", *(str(s) for s in reversed(shards)), env={"GITHUB_STEP_SUMMARY": str(page)})
     assert merged_run.returncode == 0, merged_run.stdout + merged_run.stderr
     assert "merged 2 shard result(s) into" in merged_run.stdout
     merged = _result(merge_root)
+    assert f"## skill-eval result `{merged.name}` (complete)" in page.read_text()
+    assert "4 groups: 4 passed" in page.read_text()
 
     tool = _tool()
     roots = (str(single), *(str(tmp_path / f"shard-{i}") for i in (1, 2)))
