@@ -22,7 +22,8 @@ def _parser() -> argparse.ArgumentParser:
 
     run = sub.add_parser(
         "run", help="Run a suite or group definition",
-        usage="skill-eval run [-h] [--group ID|POSITION] [--variant {baseline,candidate}] target [-- PYTEST_ARGS ...]",
+        usage=("skill-eval run [-h] [--group ID|POSITION] [--variant {baseline,candidate}] [--shard K/N] target "
+               "[-- PYTEST_ARGS ...]"),
         epilog="Arguments after -- go to pytest unchanged, e.g. -- -n 4 --junitxml=report.xml. "
                "Exit status: 0 complete (failed checks included), 1 invalid, infrastructure-failed or grade-error, "
                "2 cancelled, 4 usage error, 5 nothing selected.",
@@ -30,6 +31,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("target", help="Suite or group definition path, from the current directory")
     run.add_argument("--group", metavar="ID|POSITION", help="Suite group id or one-based position")
     run.add_argument("--variant", choices=("baseline", "candidate"), help="Run only this variant")
+    run.add_argument("--shard", metavar="K/N", help="Run shard K of N of the groups (combine with skill-eval merge)")
 
     view = sub.add_parser(
         "view", help="Render a stored result",
@@ -224,6 +226,8 @@ def _run(args: argparse.Namespace) -> int:
         argv += ["--skill-eval-group", args.group]
     if args.variant:
         argv += ["--skill-eval-variant", args.variant]
+    if args.shard:
+        argv += [f"--skill-eval-shard={args.shard}"]
     # seed contract: failed checks are behavioural evidence and exit 0
     argv += ["--skill-eval-fail-on", "never", *extra]
     watcher = _RunWatcher()

@@ -93,6 +93,8 @@ class TestRealRuns:
             (["run", "suite.json", "--group", "9"], "--skill-eval-group 9 is out of range"),
             (["run", "groups/improves.json", "--group", "1"], "is a group definition"),
             (["run", "suite.json", "--variant", "neither"], "invalid choice: 'neither'"),
+            (["run", "suite.json", "--shard", "3/2"], "--skill-eval-shard expects K/N, two whole numbers with "
+                                                      "1 <= K <= N (e.g. 2/4), found '3/2'"),
         ],
     )
     def test_usage_errors_exit_four(self, project: Path, args: list[str], message: str) -> None:
@@ -100,6 +102,11 @@ class TestRealRuns:
         assert done.returncode == 4, done.stdout + done.stderr
         assert message in done.stderr
         assert result_dirs(project) == []
+
+    def test_an_empty_shard_exits_zero(self, project: Path) -> None:
+        done = skill_eval(project, "run", "suite.json", "--shard", "3/3")
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "shard 3/3 has no groups" in done.stdout
 
     def test_nothing_selected_exits_five(self, project: Path) -> None:
         done = skill_eval(project, "run", "suite.json", "--", "-k", "no-such-group")
