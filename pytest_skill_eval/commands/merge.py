@@ -137,14 +137,17 @@ def check_inputs(inputs: Sequence[ShardInput]) -> list[str]:
     if problems:
         return problems
     seen: dict[int, ShardInput] = {}
+    distinct: list[ShardInput] = []
     for item in inputs:
         index = item.shard.index
+        same = any(item.path == other.path for other in distinct)
         if index in seen:
-            same = seen[index].path.resolve() == item.path.resolve()
             problems.append(f"shard {index}/{split.count} is given twice: {seen[index].label}"
                             + (" (the same result)" if same else f" and {item.label}"))
         else:
             seen[index] = item
+        if not same:
+            distinct.append(item)
     for index in range(1, split.count + 1):
         if index not in seen:
             groups = [g for g in split.groups if g.shard == index]
@@ -153,7 +156,7 @@ def check_inputs(inputs: Sequence[ShardInput]) -> list[str]:
             problems.append(f"shard {index}/{split.count} is missing ({listed}); add its result")
     owner: dict[str, ShardInput] = {}
     positions = {g.position: g for g in split.groups}
-    for item in inputs:
+    for item in distinct:
         for gdir in item.group_dirs:
             if gdir.name in owner and owner[gdir.name] is not item:
                 problems.append(f"group {gdir.name} is in two shards: {owner[gdir.name].label} and {item.label}")

@@ -36,7 +36,7 @@ def _split(count: int, keys: list[str] = KEYS) -> dict[str, int]:
 
 def write_shard(where: Path, index: int, count: int, *, keys: list[str] = KEYS, fingerprint: str = "sha256:same",
                 settings: ShardSettings = SETTINGS, extra_dirs: tuple[str, ...] = (), result: bool = True,
-                name: str | None = None) -> Path:
+                name: str | None = None, never_started: str | None = None) -> Path:
     """A finished shard result (groups without evidence: refusal tests never read them)."""
     split = _split(count, keys)
     res = where / (name or f"2026120206000{index}-0000000{index}")
@@ -44,14 +44,20 @@ def write_shard(where: Path, index: int, count: int, *, keys: list[str] = KEYS, 
     groups.mkdir(parents=True)
     mine = [(pos, key) for pos, key in enumerate(keys, start=1) if split[key] == index]
     planned = [PlannedGroup(key, pos, key.split("::")[1], f"{pos:03d}-{key.split('::')[1]}") for pos, key in mine]
-    for p in planned:
+    for p in planned if never_started is None else ():
         (groups / p.dir).mkdir()
     for extra in extra_dirs:
         (groups / extra).mkdir()
     shard = ShardRecord(index, count, tuple(ShardGroup(k, pos, split[k]) for pos, k in enumerate(keys, start=1)),
                         fingerprint, settings)
     store.write_json(res / "selection.json", SelectionRecord(("baseline", "candidate"), tuple(planned), shard).to_json())
-    if result:
+    if result and never_started is not None:
+        # pytest stopped (-x) or Ctrl-C came before these groups started: no group directories
+        entries = tuple(ResultGroup(None, p.id, p.position, never_started, f"{never_started} before it started", None,
+                                    {"baseline": never_started, "candidate": never_started}, {}) for p in planned)
+        state = "cancelled" if never_started == "cancelled" else "partially-complete"
+        store.write_json(res / "result.json", ResultRecord(res.name, state, entries).to_json())
+    elif result:
         entries = tuple(ResultGroup(p.dir, p.id, p.position, "complete", None, "graded",
                                     {"baseline": "complete", "candidate": "complete"}, {}) for p in planned)
         store.write_json(res / "result.json", ResultRecord(res.name, "complete", entries).to_json())
@@ -115,7 +121,8 @@ def test_the_same_shard_twice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, c
     err = _refused(capsys, tmp_path)
     assert f"shard 1/2 is given twice: {one} (the same result)" in err
     assert f"shard 1/2 is given twice: {one} and {again}" in err
-    assert "group 00" in err and "is in two shards" in err
+    assert f"is in two shards: {one} and {again}" in err
+    assert f"is in two shards: {one} and {one}" not in err, "the same result given twice is one problem"
 
 
 def test_a_group_in_the_wrong_shard(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -172,3 +179,18 @@ def test_into_puts_the_merged_result_in_another_directory(tmp_path: Path, monkey
     assert len([p for p in (tmp_path / "out").iterdir() if p.is_dir()]) == 1
     assert not (tmp_path / ".skill-eval").exists()
     assert "merged 2 shard result(s) into" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("first", "code", "state"), [("not-run", 1, "partially-complete"), ("cancelled", 2, "cancelled")])
+def test_merge_exits_as_a_stopped_or_cancelled_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                   capsys: pytest.CaptureFixture[str], first: str, code: int,
+                                                   state: str) -> None:
+    shards = [write_shard(tmp_path / "in", 1, 2, never_started=first),
+              write_shard(tmp_path / "in", 2, 2, never_started="not-run")]
+    assert merge_cli(tmp_path, *shards, monkeypatch=monkeypatch) == code
+    capsys.readouterr()
+    (merged,) = (p for p in (tmp_path / ".skill-eval" / "runs").iterdir() if p.is_dir())
+    result = json.loads((merged / "result.json").read_text())
+    assert result["state"] == state
+    assert [g["position"] for g in result["groups"]] == [1, 2, 3, 4, 5], "suite order, across the shards"
+    assert schemas.problems("evidence-result", result) == []
