@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import json
 from pathlib import Path
+from typing import Literal
 
 import pytest
 
@@ -36,7 +37,7 @@ def _split(count: int, keys: list[str] = KEYS) -> dict[str, int]:
 
 def write_shard(where: Path, index: int, count: int, *, keys: list[str] = KEYS, fingerprint: str = "sha256:same",
                 settings: ShardSettings = SETTINGS, extra_dirs: tuple[str, ...] = (), result: bool = True,
-                name: str | None = None, never_started: str | None = None) -> Path:
+                name: str | None = None, never_started: Literal["not-run", "cancelled"] | None = None) -> Path:
     """A finished shard result (groups without evidence: refusal tests never read them)."""
     split = _split(count, keys)
     res = where / (name or f"2026120206000{index}-0000000{index}")
@@ -55,7 +56,8 @@ def write_shard(where: Path, index: int, count: int, *, keys: list[str] = KEYS, 
         # pytest stopped (-x) or Ctrl-C came before these groups started: no group directories
         entries = tuple(ResultGroup(None, p.id, p.position, never_started, f"{never_started} before it started", None,
                                     {"baseline": never_started, "candidate": never_started}, {}) for p in planned)
-        state = "cancelled" if never_started == "cancelled" else "partially-complete"
+        state: Literal["cancelled", "partially-complete"] = (
+            "cancelled" if never_started == "cancelled" else "partially-complete")
         store.write_json(res / "result.json", ResultRecord(res.name, state, entries).to_json())
     elif result:
         entries = tuple(ResultGroup(p.dir, p.id, p.position, "complete", None, "graded",
@@ -183,7 +185,8 @@ def test_into_puts_the_merged_result_in_another_directory(tmp_path: Path, monkey
 
 @pytest.mark.parametrize(("first", "code", "state"), [("not-run", 1, "partially-complete"), ("cancelled", 2, "cancelled")])
 def test_merge_exits_as_a_stopped_or_cancelled_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                   capsys: pytest.CaptureFixture[str], first: str, code: int,
+                                                   capsys: pytest.CaptureFixture[str],
+                                                   first: Literal["not-run", "cancelled"], code: int,
                                                    state: str) -> None:
     shards = [write_shard(tmp_path / "in", 1, 2, never_started=first),
               write_shard(tmp_path / "in", 2, 2, never_started="not-run")]
