@@ -124,6 +124,9 @@ def render_result(result: ResultEvidence) -> str:
             lines.append("state     unknown (no result.json: the batch summary was never written)")
     else:
         lines.append(f"state     {summary.state}")
+        if summary.shard is not None:
+            lines.append(f"shard     {summary.shard.index}/{summary.shard.count}: this result holds one shard's groups; "
+                         "skill-eval merge combines the shards")
     lines += _problem_lines(result["problems"], 0)
     lines.append(_selection_line(result))
     if not result["groups"]:

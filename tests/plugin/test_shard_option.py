@@ -78,6 +78,12 @@ def test_an_empty_shard_exits_zero_and_records_the_split(project: Path, pytester
     summary = json.loads((res / "result.json").read_text())
     assert summary["state"] == "complete" and summary["groups"] == []
     assert summary["shard"] == {"index": empty, "count": 3}
+    from pytest_skill_eval.commands.view import render_checked
+
+    text, problems = render_checked(res.name, project)
+    assert not problems
+    assert f"shard     {empty}/3: this result holds one shard's groups; skill-eval merge combines the shards" in text
+    assert "no groups were persisted in this result" in text
 
 
 def test_a_shard_of_nothing_selected_is_pytests_no_tests_ran(project: Path, pytester: pytest.Pytester) -> None:
