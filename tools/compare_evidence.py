@@ -15,6 +15,9 @@ normalised text for JSON and text files and a hash for everything else.
     python tools/compare_evidence.py diff before.json after.json
 
 `diff` exits 0 when the digests agree and 1 with a unified diff of every file that differs.
+`digest_result(result, roots, skip)` normalises one result directory the same way, any of
+several roots read as `<root>`: tests/e2e/test_shard_merge.py compares a merged result of
+shard runs in separate directories with a single run by it.
 Two snapshots of the same commit agree (`selftest` checks that), so a difference is a
 change in behaviour.
 """
