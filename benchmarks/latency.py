@@ -247,17 +247,23 @@ def evidence_times(result_dir: Path, latency: Latency) -> dict[str, Any]:
     ends: list[float] = []
     per_run_other: list[float] = []
     lanes: dict[str, Lane] = {}
+    pi_start: list[float] = []
     for run_json in sorted(result_dir.glob("groups/*/*/run.json")):
         run = json.loads(run_json.read_text(encoding="utf-8"))
         if run.get("started_at") is None or run.get("ended_at") is None:
             continue
         run_model = 0.0
+        first_request: float | None = None
         for line in (run_json.parent / "events.jsonl").read_text(encoding="utf-8").splitlines():
             event = json.loads(line)
             message = event.get("message") if event.get("type") == "message_end" else None
             if isinstance(message, dict) and message.get("role") == "assistant":
                 run_model += model_seconds(reply_chars(message), latency)
                 requests += 1
+                if first_request is None and isinstance(message.get("timestamp"), int | float):
+                    first_request = float(message["timestamp"]) / 1000  # pi stamps a reply when it asks for it
+        if first_request is not None:
+            pi_start.append(first_request - float(run["started_at"]))
         duration = float(run["ended_at"]) - float(run["started_at"])
         pid = _SCRATCH_PID.search(str(run.get("env", {}).get("HOME", "")))
         lanes.setdefault(pid.group(1) if pid else "?", Lane()).runs.append(
@@ -277,6 +283,7 @@ def evidence_times(result_dir: Path, latency: Latency) -> dict[str, Any]:
         "first_start": min(starts, default=0.0),
         "last_end": max(ends, default=0.0),
         "lanes": lanes,
+        "pi_start_s": statistics.median(pi_start) if pi_start else None,
     }
 
 
@@ -306,6 +313,7 @@ def measure(root: Path, lanes: int, latency: Latency) -> dict[str, Any]:
         "pi_s": round(times["pi_s"], 3),
         "pi_not_model_s": round(times["pi_not_model_s"], 3),
         "pi_not_model_per_run_s": round(times["pi_not_model_per_run_s"], 3),
+        "pi_start_to_first_request_s": None if times["pi_start_s"] is None else round(times["pi_start_s"], 3),
         "bring_up_s": round(times["first_start"] - wall_clock_start, 3),
         "tail_s": round(wall_clock_start + run.wall - times["last_end"], 3),
         "loadavg_after": [round(x, 2) for x in run.loadavg],
@@ -350,7 +358,9 @@ def render(report: dict[str, Any]) -> str:
                 f"{lane['model_s']:.1f} s, pi not model {lane['pi_not_model_s']:.1f} s, between runs "
                 f"{lane['between_runs_s']:.2f} s, exit {row['wall_s'] - lane['last_end_s']:.2f} s; lanes end "
                 f"{row['lane_last_end_s'][0]:.1f}-{row['lane_last_end_s'][1]:.1f} s, model per lane "
-                f"{row['lane_model_s'][0]:.1f}-{row['lane_model_s'][1]:.1f} s")
+                f"{row['lane_model_s'][0]:.1f}-{row['lane_model_s'][1]:.1f} s"
+                + ("" if row.get("pi_start_to_first_request_s") is None else
+                   f"; pi start to first request {row['pi_start_to_first_request_s']:.2f} s (median)"))
     first = report["runs"][0] if report["runs"] else None
     if first:
         lines.append(f"  model time {first['model_s']:.1f} s over {first['model_requests']} model requests in "
