@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pytest_skill_eval.scripted.conversation import Conversation, read_conversation
 from pytest_skill_eval.scripted.format import FAULTS, SCHEMA, Script, load_script, parse_script
+from pytest_skill_eval.scripted.pacing import Latency
 from pytest_skill_eval.scripted.replies import STAND_IN_TAG, Reply, plan_reply
 from pytest_skill_eval.scripted.server import API_KEY, APIS, PROVIDER, Api, RequestRecord, ScriptedModelServer
 
@@ -15,6 +16,7 @@ __all__ = [
     "APIS",
     "API_KEY",
     "FAULTS",
+    "Latency",
     "PROVIDER",
     "SCHEMA",
     "STAND_IN_TAG",

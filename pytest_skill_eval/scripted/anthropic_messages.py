@@ -18,7 +18,7 @@ from typing import Any
 
 from pytest_skill_eval.scripted.conversation import Conversation, Role, build_conversation, content_text
 from pytest_skill_eval.scripted.replies import STAND_IN_TAG, Reply
-from pytest_skill_eval.scripted.sse import fault_records
+from pytest_skill_eval.scripted.sse import fault_records, payload_of
 
 API = "anthropic-messages"
 PATH = "/v1/messages"
@@ -202,6 +202,19 @@ def stream_records(reply: Reply, model: str, response_id: str) -> list[bytes]:
 def whole(reply: Reply, model: str, response_id: str) -> dict[str, Any]:
     """The non-streaming answer (the server's common name for :func:`whole_message`)."""
     return whole_message(reply, model, response_id)
+
+
+def output_chars(record: bytes) -> int:
+    """The output characters an encoded record carries: text and JSON deltas, tool names (for pacing)."""
+    payload = payload_of(record)
+    if not isinstance(payload, dict):
+        return 0
+    if payload.get("type") == "content_block_delta":
+        delta = payload.get("delta") or {}
+        return len(delta.get("text") or delta.get("partial_json") or "")
+    if payload.get("type") == "content_block_start":
+        return len((payload.get("content_block") or {}).get("name") or "")
+    return 0
 
 
 def encode(event: str, payload: Mapping[str, Any]) -> bytes:

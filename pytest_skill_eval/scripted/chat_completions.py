@@ -43,6 +43,18 @@ def stream_chunks(reply: Reply, model: str, response_id: str) -> list[dict[str, 
     return chunks
 
 
+def output_chars(chunk: dict[str, Any]) -> int:
+    """The output characters a chunk carries: content, tool-call names and argument pieces (for pacing)."""
+    chars = 0
+    for choice in chunk.get("choices") or ():
+        delta = choice.get("delta") or {}
+        chars += len(delta.get("content") or "")
+        for call in delta.get("tool_calls") or ():
+            function = call.get("function") or {}
+            chars += len(function.get("name") or "") + len(function.get("arguments") or "")
+    return chars
+
+
 def _envelope(model: str, response_id: str) -> dict[str, Any]:
     """The fields every ``chat.completion.chunk`` of one response shares."""
     return {

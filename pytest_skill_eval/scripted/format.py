@@ -21,6 +21,7 @@ from typing import Any, Literal, TypeAlias, get_args
 
 from pytest_skill_eval import jsonpointer, schemas
 from pytest_skill_eval.errors import Problem, ScriptError
+from pytest_skill_eval.scripted.pacing import Latency
 
 SCHEMA = "skill-eval-script/1"
 """The only accepted value of a script's ``schema`` key."""
@@ -140,8 +141,10 @@ class MessageStep:
     tool_calls: tuple[ToolCallTemplate, ...]
     pointer: str
     usage: ExtraUsage = ExtraUsage()
-    #: seconds the server waits before the reply's first byte (a slow first token)
-    first_token_delay: float = 0.0
+    #: seconds the server waits before the reply's first byte (a slow first token); None: not set here
+    first_token_delay: float | None = None
+    #: output tokens per second the reply is streamed at; None: not set here
+    tokens_per_second: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,6 +198,8 @@ class Script:
     source: str
     description: str
     turns: tuple[Turn, ...]
+    #: the script's default latency (top-level ``latency``), under each step's own settings
+    latency: Latency = Latency()
 
 
 
@@ -308,7 +313,12 @@ def _step(raw: dict[str, Any], pointer: str) -> Step:
     )
     usage = raw.get("usage", {})
     extra = ExtraUsage(usage.get("cache_read", 0), usage.get("cache_write", 0), usage.get("reasoning", 0))
-    return MessageStep(raw.get("text"), calls, pointer, extra, float(raw.get("first_token_delay", 0)))
+    return MessageStep(raw.get("text"), calls, pointer, extra, _seconds(raw.get("first_token_delay")),
+                       _seconds(raw.get("tokens_per_second")))
+
+
+def _seconds(value: Any) -> float | None:
+    return None if value is None else float(value)
 
 
 def _steps(raw: list[dict[str, Any]], pointer: str) -> tuple[Step, ...]:
@@ -339,7 +349,9 @@ def parse_script(data: Any, source: str) -> Script:
         ordered = sorted(dict.fromkeys(problems), key=Problem.sort_key)
         raise ScriptError("\n".join(p.render(source) for p in ordered))
     turns = tuple(_turn(turn, f"/turns/{t}") for t, turn in enumerate(data["turns"]))
-    return Script(source, data.get("description", ""), turns)
+    latency = data.get("latency", {})
+    return Script(source, data.get("description", ""), turns,
+                  Latency(_seconds(latency.get("first_token_delay")), _seconds(latency.get("tokens_per_second"))))
 
 
 def load_script(path: Path) -> Script:

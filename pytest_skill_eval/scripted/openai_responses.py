@@ -20,7 +20,7 @@ from typing import Any
 
 from pytest_skill_eval.scripted.conversation import Conversation, Role, build_conversation, content_text
 from pytest_skill_eval.scripted.replies import RETRY_AFTER_SECONDS, STAND_IN_TAG, PlannedToolCall, Reply
-from pytest_skill_eval.scripted.sse import fault_records
+from pytest_skill_eval.scripted.sse import fault_records, payload_of
 
 API = "openai-responses"
 PATH = "/v1/responses"
@@ -223,6 +223,18 @@ def stream_records(reply: Reply, model: str, response_id: str) -> list[bytes]:
 def whole(reply: Reply, model: str, response_id: str) -> dict[str, Any]:
     """The non-streaming answer (the server's common name for :func:`whole_response`)."""
     return whole_response(reply, model, response_id)
+
+
+def output_chars(record: bytes) -> int:
+    """The output characters an encoded record carries: text and argument deltas, tool names (for pacing)."""
+    payload = payload_of(record)
+    if not isinstance(payload, dict):
+        return 0
+    if payload.get("type") in ("response.output_text.delta", "response.function_call_arguments.delta"):
+        return len(payload.get("delta") or "")
+    if payload.get("type") == "response.output_item.added":
+        return len((payload.get("item") or {}).get("name") or "")
+    return 0
 
 
 def encode(payload: Mapping[str, Any]) -> bytes:

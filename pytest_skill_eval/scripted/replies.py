@@ -42,6 +42,7 @@ from pytest_skill_eval.scripted.format import (
     UserMessageContains,
     parse_placeholder,
 )
+from pytest_skill_eval.scripted.pacing import Latency
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,8 +122,9 @@ class Reply:
     tool_calls: tuple[PlannedToolCall, ...]
     fault: Fault | None
     usage: Usage
-    #: seconds to wait before the first byte of the reply (the step's ``first_token_delay``)
-    first_token_delay: float = 0.0
+    #: the emulated latency of a message reply: the step's settings over the script's
+    #: ``latency`` (the server fills what is still unset); faults are never delayed
+    latency: Latency = Latency()
 
     @property
     def finish_reason(self) -> Literal["tool_calls", "stop"]:
@@ -228,7 +230,8 @@ def plan_reply(
     )
 
     def text_stop(text: str, **changes: Any) -> Reply:
-        return replace(base, text=text, usage=Usage(prompt_tokens, len(text) // 4), **changes)
+        return replace(base, text=text, usage=Usage(prompt_tokens, len(text) // 4), latency=script.latency,
+                       **changes)
 
     if turn == 0:
         return text_stop(f"{STAND_IN_TAG} The request has no user message to answer.")
@@ -275,7 +278,7 @@ def plan_reply(
                   extra.reasoning)
     return replace(
         base, outcome="scripted", source=chosen.pointer, rule=rule, text=text, tool_calls=calls, usage=usage,
-        first_token_delay=chosen.first_token_delay,
+        latency=Latency(chosen.first_token_delay, chosen.tokens_per_second).over(script.latency),
     )
 
 

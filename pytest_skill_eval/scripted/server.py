@@ -18,6 +18,7 @@ import re
 import select
 import socket
 import threading
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
@@ -27,9 +28,16 @@ from typing import Any
 
 from pytest_skill_eval.errors import ScriptError
 from pytest_skill_eval.scripted import anthropic_messages, openai_responses
-from pytest_skill_eval.scripted.chat_completions import SERVER_NAME, stream_chunks, text_chunk, whole_completion
+from pytest_skill_eval.scripted.chat_completions import (
+    SERVER_NAME,
+    output_chars,
+    stream_chunks,
+    text_chunk,
+    whole_completion,
+)
 from pytest_skill_eval.scripted.connections import TrackingHTTPServer
 from pytest_skill_eval.scripted.format import Script, load_script
+from pytest_skill_eval.scripted.pacing import Latency, model_seconds, schedule
 from pytest_skill_eval.scripted.replies import RETRY_AFTER_SECONDS, STAND_IN_TAG, Arm, Reply, plan_reply
 from pytest_skill_eval.scripted.wires import APIS, ID_PREFIX, PATHS, WIRES, Api, fault_status, request_problem
 
@@ -39,6 +47,7 @@ __all__ = [
     "Api",
     "DISPLAY_NAME",
     "HANDLER_THREAD_NAME",
+    "Latency",
     "PROVIDER",
     "RequestRecord",
     "ScriptedModelServer",
@@ -81,6 +90,11 @@ class RequestRecord:
     headers: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
     #: the ``x-skill-eval-arm`` header the request carried (``<group>/<variant>/<trial>``)
     arm: str | None = None
+    #: ``time.monotonic()`` when the request's body had been read
+    received_at: float = 0.0
+    #: ``time.monotonic()`` after each write of the reply: every stream record, or the whole
+    #: body (filled while the reply is sent; the pacing of emulated latency shows here)
+    sent_at: list[float] = field(default_factory=list, compare=False, repr=False)
 
 
 class ScriptedModelServer:
@@ -91,13 +105,15 @@ class ScriptedModelServer:
     ``models.json`` as provider :data:`PROVIDER`.
     """
 
-    def __init__(self, api: Api = "openai-completions", seed: str = "") -> None:
+    def __init__(self, api: Api = "openai-completions", seed: str = "", latency: Latency | None = None) -> None:
         if api not in APIS:
             raise ValueError(f"scripted model server: expected an api of {', '.join(APIS)}, found {api!r}")
         #: the wire :meth:`provider_config` writes by default; every wire is served at its path
         self.api: Api = api
         #: the seed of the weighted alternatives (see :class:`~.replies.Arm`)
         self.seed = seed
+        #: the emulated latency of every message reply, under the script's and the step's settings
+        self.latency = Latency() if latency is None else latency
         self._lock = threading.Lock()
         self._scripts: dict[str, tuple[Path, Script]] = {}
         self._records: list[RequestRecord] = []
@@ -267,6 +283,9 @@ class _Handler(BaseHTTPRequestHandler):
     timeout = 600  # an idle keep-alive connection whose client vanished is closed eventually
     server: _HTTPServer
     _api: Api = "openai-completions"
+    _current: RequestRecord | None = None
+    _received = 0.0
+    _latency = Latency()
 
     def log_message(self, format: str, *args: Any) -> None:
         """Requests are recorded in memory (``requests()``), not printed."""
@@ -275,6 +294,7 @@ class _Handler(BaseHTTPRequestHandler):
 
     def do_GET(self) -> None:
         self._api = "openai-completions"
+        self._current = None
         if self.path.rstrip("/") == "/v1/models":
             owner = self.server.owner
             models = [
@@ -289,6 +309,9 @@ class _Handler(BaseHTTPRequestHandler):
         owner = self.server.owner
         length = int(self.headers.get("Content-Length") or 0)
         raw = self.rfile.read(length) if length > 0 else b""
+        self._received = time.monotonic()
+        self._current = None
+        self._latency = Latency()
         self._api = api = PATHS.get(self.path.split("?")[0], "openai-completions")
         if self.path.split("?")[0] not in PATHS:
             self._reject(404, None, None, f"no such endpoint: POST {self.path}", "not_found")
@@ -319,9 +342,13 @@ class _Handler(BaseHTTPRequestHandler):
         reply = plan_reply(script, body, WIRES[api].read_request(body) if api in WIRES else None,
                            arm=arm_of(arm, owner.seed))
         status = fault_status(api, reply.fault) if reply.fault in _STATUS_FAULTS else 200
-        owner._record(RequestRecord(model, status, reply, None, body, api, self._header_record(), arm))
+        self._current = record = RequestRecord(model, status, reply, None, body, api, self._header_record(), arm,
+                                               self._received)
+        owner._record(record)
         response_id = owner._next_response_id(api)
-        if reply.first_token_delay and owner._stopping.wait(reply.first_token_delay):
+        # faults are never delayed; a message reply takes the server's settings where the script set none
+        self._latency = reply.latency if reply.fault is not None else reply.latency.over(owner.latency)
+        if self._wait_until(self._latency.first_token_delay or 0.0):
             self._abandon()  # the server is stopping: no reply at all
             return
         if api == "openai-completions":
@@ -342,6 +369,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_fault(reply)
             return
         if not stream:
+            if self._wait_until(self._whole_due(reply)):
+                self._abandon()
+                return
             self._answer_whole(reply, model, response_id)
             return
         chunks = stream_chunks(reply, model, response_id)
@@ -367,7 +397,10 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_event(chunks[-1])
                 self._finish_stream()
             else:
-                for payload in chunks:
+                for payload, due in zip(chunks, schedule([output_chars(c) for c in chunks], self._latency), strict=True):
+                    if self._wait_until(due):
+                        self._abandon()
+                        return
                     self._send_event(payload)
                 self._finish_stream()
         except OSError:
@@ -405,15 +438,33 @@ class _Handler(BaseHTTPRequestHandler):
             self._abandon()
             return
         if not stream:
+            if self._wait_until(self._whole_due(reply)):
+                self._abandon()
+                return
             self._send_json(200, wire.whole(reply, model, response_id))
             return
+        records = wire.stream_records(reply, model, response_id)
+        due = schedule([wire.output_chars(record) for record in records], self._latency)
         self._start_stream()
         try:
-            for record in wire.stream_records(reply, model, response_id):
+            for record, at in zip(records, due, strict=True):
+                if self._wait_until(at):
+                    self._abandon()
+                    return
                 self._send_chunk(record)
             self.wfile.write(b"0\r\n\r\n")
         except OSError:
             self.close_connection = True
+
+    def _wait_until(self, offset: float) -> bool:
+        """Wait until *offset* seconds after the request arrived; True when the server is stopping."""
+        remaining = self._received + offset - time.monotonic()
+        return self.server.owner._stopping.wait(remaining) if remaining > 0 else self.server.owner._stopping.is_set()
+
+    def _whole_due(self, reply: Reply) -> float:
+        """When a non-streamed reply is due: once its last token would have been streamed."""
+        chars = len(reply.text) + sum(len(call.name) + len(call.arguments) for call in reply.tool_calls)
+        return model_seconds(chars, self._latency)
 
     def _start_stream(self) -> None:
         self.send_response(200)
@@ -454,12 +505,18 @@ class _Handler(BaseHTTPRequestHandler):
             self.send_header(name, value)
         self.end_headers()
         self.wfile.write(data)
+        self._sent()
 
     def _send_event(self, payload: dict[str, Any]) -> None:
         self._send_chunk(b"data: " + json.dumps(payload, ensure_ascii=False).encode() + b"\n\n")
 
     def _send_chunk(self, data: bytes) -> None:
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
+        self._sent()
+
+    def _sent(self) -> None:
+        if self._current is not None:
+            self._current.sent_at.append(time.monotonic())
 
     def _finish_stream(self) -> None:
         self._send_chunk(b"data: [DONE]\n\n")

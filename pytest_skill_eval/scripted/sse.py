@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import TypeVar
+from typing import Any, TypeVar
 
 from pytest_skill_eval.scripted.replies import Reply
 
@@ -26,3 +27,14 @@ def fault_records(reply: Reply, events: Callable[[], Sequence[Event]],
     if reply.fault == "malformed":
         records.insert(1, malformed)
     return records
+
+
+def payload_of(record: bytes) -> Any:
+    """The JSON of an encoded record's ``data:`` line (``None`` when it has none or it is not JSON)."""
+    for line in record.split(b"\n"):
+        if line.startswith(b"data: "):
+            try:
+                return json.loads(line[len(b"data: "):])
+            except ValueError:
+                return None
+    return None
