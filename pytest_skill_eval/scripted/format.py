@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, get_args
@@ -142,6 +142,8 @@ class MessageStep:
     usage: ExtraUsage = ExtraUsage()
     #: seconds the server waits before the reply's first byte (a slow first token)
     first_token_delay: float = 0.0
+    #: ``"usage": false``: the reply's stream carries no usage, as from a provider that sends none
+    reports_usage: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -195,7 +197,9 @@ class Script:
     source: str
     description: str
     turns: tuple[Turn, ...]
-
+    #: US dollars per million tokens (``input``, ``output``, ``cacheRead``, ``cacheWrite``) that
+    #: the model's ``models.json`` entry gives pi; none: rates 0, so pi's cost is unavailable
+    pricing: Mapping[str, float] | None = None
 
 
 # ------------------------------------------------------------------------ placeholders
@@ -307,8 +311,10 @@ def _step(raw: dict[str, Any], pointer: str) -> Step:
         for call in raw.get("tool_calls", ())
     )
     usage = raw.get("usage", {})
+    reports = usage is not False
+    usage = usage if isinstance(usage, dict) else {}
     extra = ExtraUsage(usage.get("cache_read", 0), usage.get("cache_write", 0), usage.get("reasoning", 0))
-    return MessageStep(raw.get("text"), calls, pointer, extra, float(raw.get("first_token_delay", 0)))
+    return MessageStep(raw.get("text"), calls, pointer, extra, float(raw.get("first_token_delay", 0)), reports)
 
 
 def _steps(raw: list[dict[str, Any]], pointer: str) -> tuple[Step, ...]:
@@ -339,7 +345,10 @@ def parse_script(data: Any, source: str) -> Script:
         ordered = sorted(dict.fromkeys(problems), key=Problem.sort_key)
         raise ScriptError("\n".join(p.render(source) for p in ordered))
     turns = tuple(_turn(turn, f"/turns/{t}") for t, turn in enumerate(data["turns"]))
-    return Script(source, data.get("description", ""), turns)
+    pricing = data.get("pricing")
+    rates = ({key: float(pricing.get(key, 0)) for key in ("input", "output", "cacheRead", "cacheWrite")}
+             if pricing is not None else None)
+    return Script(source, data.get("description", ""), turns, rates)
 
 
 def load_script(path: Path) -> Script:

@@ -123,6 +123,8 @@ class Reply:
     usage: Usage
     #: seconds to wait before the first byte of the reply (the step's ``first_token_delay``)
     first_token_delay: float = 0.0
+    #: False for a step with ``"usage": false``: the stream carries no usage at all
+    reports_usage: bool = True
 
     @property
     def finish_reason(self) -> Literal["tool_calls", "stop"]:
@@ -275,7 +277,7 @@ def plan_reply(
                   extra.reasoning)
     return replace(
         base, outcome="scripted", source=chosen.pointer, rule=rule, text=text, tool_calls=calls, usage=usage,
-        first_token_delay=chosen.first_token_delay,
+        first_token_delay=chosen.first_token_delay, reports_usage=chosen.reports_usage,
     )
 
 

@@ -370,7 +370,7 @@ CONDITION_KEYS = (
         ),
         (
             {"schema": "skill-eval-script/1", "turns": [], "extra": 1},
-            's.json: /extra: expected one of the fields "schema", "description", "turns", found unknown field "extra"\n'
+            's.json: /extra: expected one of the fields "schema", "description", "pricing", "turns", found unknown field "extra"\n'
             "s.json: /turns: expected a non-empty array of turns, found an empty array",
         ),
         (
