@@ -279,7 +279,7 @@ class SkillEvalSession:
             return judge_trials(variants, read_aggregate(group_dir / layout.AGGREGATE_FILE), group_id=group.id,
                                 position=group.position, group_state=group.state, group_dir=str(group_dir),
                                 fail_on=self.fail_on, pass_rate=self.settings.pass_rate, alpha=self.settings.alpha,
-                                result_id=self.result_id)
+                                result_id=self.result_id, usage=group.usage)
         grade_file = layout.grade_file(group_dir, group)
         grade = read_grade(grade_file) if grade_file.is_file() else GroupGrade(
             str(group.id), "grade-error", errors=(GradeError("system", None, None, f"no grade was persisted at {grade_file}"),))
