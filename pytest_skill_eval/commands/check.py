@@ -109,8 +109,11 @@ def check_path(path: Path, root: Path, *, env: Mapping[str, str] | None = None, 
     else:
         report = _Report(f"group {definition.id}", (check_group(definition, root, f"group {definition.id}", ctx),),
                          loaded=(definition,))
-    return render_report(shown, report.title, report.groups, report.errors,
-                         plan=plan_line(report.loaded, variants, trials))
+    plan = plan_line(report.loaded, variants, trials)
+    unloaded = sum(g.load_error is not None for g in report.groups)
+    if unloaded:
+        plan += f" ({unloaded} group(s) that do not load are not counted)"
+    return render_report(shown, report.title, report.groups, report.errors, plan=plan)
 
 
 def render_report(target: str, title: str, groups: Sequence[GroupReport], errors: Sequence[str] = (),
