@@ -74,7 +74,8 @@ def test_priced_usage_is_summed_per_turn_variant_group_and_result_and_shown_ever
     one_message = _script([{"text": "Written."}], priced=True)
     write_json(project / "usage.json", suite("usage", [_group(project, "two", two_messages),
                                                        _group(project, "one", one_message)]))
-    result = pytester.runpytest("--skill-eval", "usage.json", "-v", "--junitxml=report.xml", *ARGS)
+    result = pytester.runpytest("--skill-eval", "usage.json", "-v", "--junitxml=report.xml",
+                                "--skill-eval-html=report.html", *ARGS)
     result.assert_outcomes(passed=2)
     res = only_result(project)
 
@@ -154,6 +155,10 @@ def test_priced_usage_is_summed_per_turn_variant_group_and_result_and_shown_ever
     step = summary_file.read_text(encoding="utf-8")
     assert f"**Cost:** ${grand['cost']:.4f} for {grand['totalTokens']} tokens over 4 pi runs" in step
     assert f"| {tokens} | ${cost:.4f} |" in step
+    # the HTML report: the group's row and the batch at a glance
+    html = (project / "report.html").read_text(encoding="utf-8")
+    assert f'<td class="num">{tokens:,}</td><td class="num">${cost:.4f}</td>' in html
+    assert f"<td>{grand['totalTokens']:,}</td><td>${grand['cost']:.4f}</td>" in html
 
 
 def test_a_provider_that_reports_no_usage_is_unavailable_everywhere_never_zero(
@@ -161,9 +166,13 @@ def test_a_provider_that_reports_no_usage_is_unavailable_everywhere_never_zero(
     summary_file = project / "step-summary.md"
     monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary_file))
     gid = _group(project, "silent", _script([{"text": "No usage.", "usage": False}], priced=True))
-    result = pytester.runpytest("--skill-eval", gid, "-v", "--junitxml=report.xml", *ARGS)
+    result = pytester.runpytest("--skill-eval", gid, "-v", "--junitxml=report.xml", "--skill-eval-html=report.html",
+                                *ARGS)
     result.assert_outcomes(passed=1)
     res = only_result(project)
+    html = (project / "report.html").read_text(encoding="utf-8")
+    assert '<td class="num">unavailable</td><td class="num">unavailable</td>' in html
+    assert '<td class="num">0</td>' not in html and "$0.0000" not in html
     for run in _runs(res):
         usage = run["usage"]
         assert all(usage[k] is None for k in (*FIGURES, "cost")), usage
