@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal, cast
 
+from pytest_skill_eval.errors import EvidenceError
 from pytest_skill_eval.evidence import layout, store
 from pytest_skill_eval.evidence.reader import read_aggregate, read_grade, read_group, read_group_usage, read_record
 from pytest_skill_eval.evidence.records import (
@@ -103,6 +104,10 @@ def _persisted_entry(gdir: Path, interrupted: bool) -> ResultGroup:
 
 
 def _usage(gdir: Path) -> VariantUsage | None:
-    """What the group's recorded runs used; ``None`` when it recorded no pi run."""
-    usage = read_group_usage(gdir)
+    """What the group's recorded runs used; ``None`` when it recorded no pi run, or a run
+    file cannot be read (the summary must still be written)."""
+    try:
+        usage = read_group_usage(gdir)
+    except (OSError, EvidenceError):
+        return None
     return usage if usage.runs else None
