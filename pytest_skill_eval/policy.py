@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, get_args
 
 from pytest_skill_eval.grading.results import ComparisonResult, ExpectationResult, GradeError
+from pytest_skill_eval.usage import UNAVAILABLE, VariantUsage, cost_text, tokens_text, usage_lines, usage_properties
 
 if TYPE_CHECKING:
     from pytest_skill_eval.evidence.records import GroupRecord, InvalidGroupRecord, RunRecord, TranscriptRecord
@@ -68,6 +69,8 @@ class Judgement(Protocol):
     @property
     def position(self) -> int: ...
     @property
+    def usage(self) -> VariantUsage | None: ...
+    @property
     def error(self) -> bool: ...
     @property
     def failing(self) -> tuple[object, ...]: ...
@@ -108,6 +111,8 @@ class Verdict:
     grade_errors: tuple[GradeError, ...]
     #: where a scripted stand-in ran out of script steps, ``(variant, turn, its reply)``; see :func:`stand_in_notes`
     notes: tuple[tuple[str, int, str], ...] = ()
+    #: the group's tokens and cost (``group.json``); ``None`` for a group that recorded none
+    usage: VariantUsage | None = None
 
     # -- policy ----------------------------------------------------------------
     @property
@@ -196,6 +201,8 @@ class Verdict:
             props.append((f"skill_eval.variant.{v.name}.evidence", v.run_dir))
         props += [(f"skill_eval.expectation.{e.id}", f"{e.variant} {e.status}") for e in self.expectations]
         props += [(f"skill_eval.comparison.{c.id}", c.transition) for c in self.comparisons]
+        if self.usage is not None:
+            props += usage_properties(self.usage)
         return props
 
     def headline(self) -> str:
@@ -267,6 +274,8 @@ class Verdict:
             lines.append(f"{indent}{e.variant:<10} {e.status:<11} {e.id} ({e.kind})")
         for c in self.comparisons:
             lines.append(f"{indent}comparison {c.id}: {c.transition}")
+        if self.usage is not None:
+            lines += usage_lines(self.usage, indent)
         return lines
 
     def entries(self) -> tuple[Entry, ...]:
@@ -411,19 +420,27 @@ def judge(group: GroupRecord | InvalidGroupRecord, grade: GroupGrade, *, group_d
         comparisons=grade.comparisons,
         grade_errors=grade.errors,
         notes=tuple(notes),
+        usage=getattr(group, "usage", None),  # an InvalidGroupRecord never ran pi
     )
 
 
 def summary_table(rows: Sequence[tuple[str, str, Judgement | None]]) -> list[str]:
     """The terminal summary: one row per group (node id, pytest outcome, verdict)."""
-    header = ("#", "group", "outcome", "baseline", "candidate", "comparisons")
+    header = ("#", "group", "outcome", "baseline", "candidate", "tokens", "cost", "comparisons")
     body: list[tuple[str, ...]] = []
+    overall = VariantUsage()
     for nodeid, outcome, verdict in rows:
         if verdict is None:
-            body.append(("", nodeid, outcome, "-", "-", "-"))
+            body.append(("", nodeid, outcome, "-", "-", "-", "-", "-"))
             continue
         position, baseline, candidate, comparisons = verdict.summary_row()
-        body.append((position, nodeid, outcome, baseline, candidate, comparisons))
+        usage = verdict.usage
+        if usage is not None:
+            overall = overall + usage
+        tokens = tokens_text(usage.total) if usage is not None else UNAVAILABLE
+        cost = cost_text(usage.total) if usage is not None else UNAVAILABLE
+        body.append((position, nodeid, outcome, baseline, candidate, tokens, cost, comparisons))
+    body.append(("", "total", "", "", "", tokens_text(overall.total), cost_text(overall.total), ""))
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header) - 1)]
     lines = []
     for row in [header, *body]:

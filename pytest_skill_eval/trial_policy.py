@@ -30,6 +30,7 @@ from pytest_skill_eval.policy import (
     count_words,
     one_line,
 )
+from pytest_skill_eval.usage import VariantUsage, usage_lines, usage_properties
 
 
 def percent(rate: float | None) -> str:
@@ -69,6 +70,8 @@ class TrialVerdict:
     alpha: float
     variants: tuple[VariantState, ...]
     aggregate: TrialGrade
+    #: the group's tokens and cost over every trial (``group.json``)
+    usage: VariantUsage | None = None
 
     # -- policy ----------------------------------------------------------------
     @property
@@ -159,6 +162,8 @@ class TrialVerdict:
             props.append((f"skill_eval.comparison.{c.id}", comparison_text(c)))
             if c.p_value is not None:
                 props.append((f"skill_eval.comparison.{c.id}.p_value", f"{c.p_value:.4g}"))
+        if self.usage is not None:
+            props += usage_properties(self.usage)
         return props
 
     def detail_lines(self, indent: str = "  ", *, reasons: bool = True) -> list[str]:
@@ -172,6 +177,8 @@ class TrialVerdict:
             lines.append(f"{indent}{e.variant:<10} {rate_text(e)} {e.id} ({e.kind})")
         for c in a.comparisons:
             lines.append(f"{indent}comparison {c.id}: {comparison_text(c)}")
+        if self.usage is not None:
+            lines += usage_lines(self.usage, indent)
         return lines
 
     def headline(self) -> str:
@@ -241,6 +248,6 @@ class TrialVerdict:
 
 def judge_trials(variants: tuple[VariantState, ...], aggregate: TrialGrade, *, group_id: str, position: int,
                  group_state: str, group_dir: str, fail_on: FailOn, pass_rate: float, alpha: float,
-                 result_id: str) -> TrialVerdict:
+                 result_id: str, usage: VariantUsage | None = None) -> TrialVerdict:
     return TrialVerdict(result_id, group_id, position, group_state, group_dir, fail_on, pass_rate, alpha, variants,
-                        aggregate)
+                        aggregate, usage)

@@ -25,6 +25,7 @@ from pathlib import Path
 
 from pytest_skill_eval.definitions.loading import load_definition, load_group
 from pytest_skill_eval.definitions.model import Group, Suite
+from pytest_skill_eval.definitions.plan import plan_line
 from pytest_skill_eval.engine.preflight import Finding, PreflightContext, preflight_group
 from pytest_skill_eval.errors import DefinitionError
 
@@ -45,6 +46,8 @@ class _Report:
     title: str
     groups: tuple[GroupReport, ...] = ()
     errors: tuple[str, ...] = field(default_factory=tuple)
+    #: the groups that load: what a run would start
+    loaded: tuple[Group, ...] = ()
 
 
 def _shown(path: Path, root: Path) -> str:
@@ -80,16 +83,18 @@ def _check_suite(suite: Suite, root: Path, ctx: PreflightContext) -> _Report:
         except DefinitionError as exc:
             errors = (str(exc),)
     count = len(suite.groups)
-    return _Report(f"suite {suite.id} ({count} group{'s' if count != 1 else ''})", tuple(reports), errors)
+    return _Report(f"suite {suite.id} ({count} group{'s' if count != 1 else ''})", tuple(reports), errors,
+                   tuple(loaded))
 
 
 def check_path(path: Path, root: Path, *, env: Mapping[str, str] | None = None, auth_file: Path | None = None,
-               user_models: Path | None = None) -> tuple[str, bool]:
+               user_models: Path | None = None, variants: int = 2, trials: int = 1) -> tuple[str, bool]:
     """Check the suite or group definition at *path* (relative to the definition *root*).
 
     *env* is the environment a run would inherit from (default: this process's);
     *auth_file* and *user_models* are what ``--skill-eval-auth``/``--skill-eval-models``
-    would give. Returns the report text and whether nothing would stop or spoil a run.
+    would give; *variants* and *trials* what a run would select (for the plan line).
+    Returns the report text and whether nothing would stop or spoil a run.
     """
     ctx = PreflightContext(root, dict(os.environ) if env is None else env, auth_file, user_models)
     full = path if path.is_absolute() else root / path
@@ -102,13 +107,21 @@ def check_path(path: Path, root: Path, *, env: Mapping[str, str] | None = None, 
     if isinstance(definition, Suite):
         report = _check_suite(definition, root, ctx)
     else:
-        report = _Report(f"group {definition.id}", (check_group(definition, root, f"group {definition.id}", ctx),))
-    return render_report(shown, report.title, report.groups, report.errors)
+        report = _Report(f"group {definition.id}", (check_group(definition, root, f"group {definition.id}", ctx),),
+                         loaded=(definition,))
+    plan = plan_line(report.loaded, variants, trials)
+    unloaded = sum(g.load_error is not None for g in report.groups)
+    if unloaded:
+        plan += f" ({unloaded} group(s) that do not load are not counted)"
+    return render_report(shown, report.title, report.groups, report.errors, plan=plan)
 
 
-def render_report(target: str, title: str, groups: Sequence[GroupReport], errors: Sequence[str] = ()) -> tuple[str, bool]:
-    """The check report and its ok flag (pure)."""
+def render_report(target: str, title: str, groups: Sequence[GroupReport], errors: Sequence[str] = (),
+                  plan: str | None = None) -> tuple[str, bool]:
+    """The check report and its ok flag (pure); *plan* (:func:`.plan_line`) is what a run would start."""
     lines = [f"check {target}: {title}"]
+    if plan is not None:
+        lines.append(f"plan: {plan}")
     # a DefinitionError lists one problem per line
     problems = sum(len(message.split("\n")) for message in errors)
     for message in errors:

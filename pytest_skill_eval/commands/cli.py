@@ -16,6 +16,12 @@ from typing import Any
 from pytest_skill_eval.errors import SkillEvalError
 
 
+def _positive(raw: str) -> int:
+    if not (raw.isascii() and raw.isdigit()) or int(raw) < 1:
+        raise argparse.ArgumentTypeError(f"expected a whole number of trials of at least 1, found {raw!r}")
+    return int(raw)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="skill-eval", description="Evaluate Agent Skills through the real pi host.")
     sub = parser.add_subparsers(dest="command", required=True)
@@ -75,6 +81,10 @@ def _parser() -> argparse.ArgumentParser:
                        help="The pi auth.json a run would get: its providers have a credential")
     check.add_argument("--skill-eval-models", metavar="FILE", dest="models",
                        help="The pi models.json a run would merge: custom providers and their apiKey")
+    check.add_argument("--variant", choices=("baseline", "candidate"),
+                       help="Plan for one variant only (as run --variant would select)")
+    check.add_argument("--skill-eval-trials", metavar="N", dest="trials", type=_positive, default=1,
+                       help="Plan for N trials per variant (as --skill-eval-trials would run; default 1)")
 
     init = sub.add_parser(
         "init", help="Write a working starting point for evaluating one skill under .skill-eval/<name>/",
@@ -147,7 +157,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             report, ok = check_path(Path(args.target), Path.cwd(),
                                     auth_file=Path(args.auth).resolve() if args.auth else None,
-                                    user_models=Path(args.models).resolve() if args.models else None)
+                                    user_models=Path(args.models).resolve() if args.models else None,
+                                    variants=1 if args.variant else 2, trials=args.trials)
             print(report, end="")
             return 0 if ok else 1
         if args.command == "init":

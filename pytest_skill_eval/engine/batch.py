@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
+from pytest_skill_eval.errors import EvidenceError
 from pytest_skill_eval.evidence import layout, store
-from pytest_skill_eval.evidence.reader import read_aggregate, read_grade, read_group, read_record
+from pytest_skill_eval.evidence.reader import read_aggregate, read_grade, read_group, read_group_usage, read_record
 from pytest_skill_eval.evidence.records import (
     BatchState,
     DefinitionRecord,
@@ -18,6 +19,7 @@ from pytest_skill_eval.evidence.records import (
     SelectionRecord,
     ShardIndex,
     VariantName,
+    VariantUsage,
 )
 
 if TYPE_CHECKING:
@@ -56,9 +58,10 @@ def write_batch_summary(result_dir: Path, result_id: str, *, interrupted: bool, 
         ))
     groups.extend(_persisted_entry(gdir, interrupted) for gdir in on_disk.values())
     groups.sort(key=lambda g: g.position)
+    usage = sum((g.usage for g in groups if g.usage is not None), VariantUsage())
     summary = ResultRecord(result_id, batch_state([g.state for g in groups], interrupted), tuple(groups),
                            trials if trials > 1 else None, seed,
-                           ShardIndex(shard.index, shard.count) if shard is not None else None)
+                           ShardIndex(shard.index, shard.count) if shard is not None else None, usage)
     store.write_json(result_dir / "result.json", summary.to_json())
     return summary
 
@@ -89,6 +92,7 @@ def _persisted_entry(gdir: Path, interrupted: bool) -> ResultGroup:
             dir=gdir.name, id=cast("str | None", group_id) or layout.group_dir_id(gdir.name), position=position,
             state="cancelled" if interrupted else "not-run", reason="stopped before its group.json was written",
             grade_state=None, variants=cast("dict[VariantName, RunState]", variants), comparisons={},
+            usage=_usage(gdir),
         )
     group = read_group(record_file)
     comparisons: dict[str, str] = {}
@@ -101,4 +105,15 @@ def _persisted_entry(gdir: Path, interrupted: bool) -> ResultGroup:
         dir=gdir.name, id=group.id, position=group.position, state=group.state, reason=None,
         grade_state=group.grade_state, variants={n: v.state for n, v in group.variants.items()},
         comparisons=comparisons, trials=trial_count,
+        usage=group.usage if isinstance(group, GroupRecord) and group.usage is not None else _usage(gdir),
     )
+
+
+def _usage(gdir: Path) -> VariantUsage | None:
+    """What the group's recorded runs used; ``None`` when it recorded no pi run, or a run
+    file cannot be read (the summary must still be written)."""
+    try:
+        usage = read_group_usage(gdir)
+    except (OSError, EvidenceError):
+        return None
+    return usage if usage.runs else None

@@ -28,6 +28,7 @@ from pytest_skill_eval.sources.isolation import (
 )
 from pytest_skill_eval.sources.redaction import Redactor, unsafe_reason
 from pytest_skill_eval.sources.scratch import new_run_dir
+from pytest_skill_eval.usage import VariantUsage
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +186,7 @@ def run_trials(group: Group, position: int, group_dir: Path, cfg: EngineConfig, 
         revision_check=(records.RevisionState(shared.revision.state, shared.revision.reason)
                         if shared.revision is not None else None),
         trials=records.TrialCount(cfg.trials, len(trials)),
+        usage=_group_usage(group_dir),
     )
     store.write_json(group_dir / layout.GROUP_FILE, redactor.json(record.to_json())[0])
     if cancelled:
@@ -242,6 +244,7 @@ def _publish_group(group: Group, position: int, group_dir: Path, outcomes: dict[
     except _PUBLICATION_ERRORS as exc:
         publish_fallback_grade(f"grade.json could not be written: {exc}; the grade is in {layout.GRADE_FALLBACK}")
     state = group_state([o.state for o in outcomes.values()], fixture_failed=shared_error is not None)
+    usage = _group_usage(group_dir)
 
     def record() -> dict[str, Any]:
         value = records.GroupRecord(
@@ -258,6 +261,7 @@ def _publish_group(group: Group, position: int, group_dir: Path, outcomes: dict[
             grade_file=grade_name,
             revision_check=records.RevisionState(revision.state, revision.reason) if revision is not None else None,
             publication_errors=tuple(problems),
+            usage=usage,
         )
         clean: dict[str, Any] = redactor.json(value.to_json())[0]
         return clean
@@ -272,6 +276,14 @@ def _publish_group(group: Group, position: int, group_dir: Path, outcomes: dict[
             problems.append(problem)
         store.write_json(group_dir / layout.GROUP_FALLBACK, record())
     return GroupOutcome(group, position, state, group_dir, outcomes, grade)
+
+
+def _group_usage(group_dir: Path) -> VariantUsage | None:
+    """The group's tokens and cost from its persisted runs (``None`` if a run file cannot be read)."""
+    try:
+        return reader.read_group_usage(group_dir)
+    except (OSError, EvidenceError):
+        return None
 
 
 #: what a failed write of grade.json or group.json raises (serialising included)

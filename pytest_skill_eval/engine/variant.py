@@ -348,7 +348,7 @@ def persist(group: Group, planned: Planned, driven: Driven, evidence: VariantEvi
     store.write_atomic(evidence.run_dir / "stderr.txt", stderr, sync_dir=False)
     times = [*run.turn_times, *[(None, None)] * len(turns)]
     transcript = records.TranscriptRecord(tuple(
-        records.TranscriptTurn(turn, records.Usage.from_json(usage_totals(run.records, span.start, span.end)),
+        records.TranscriptTurn(turn, usage_totals(run.records, span.start, span.end),
                                started, ended, (span.start, span.end))
         for span, turn, (started, ended) in zip(run.spans, turns, times, strict=False)
     ))
@@ -371,7 +371,7 @@ def persist(group: Group, planned: Planned, driven: Driven, evidence: VariantEvi
         started_at=run.started_at or driven.started,
         ended_at=run.ended_at or time.time(),
         turn_times=tuple(run.turn_times),
-        usage=records.Usage.from_json(usage_totals(run.records)),
+        usage=usage_totals(run.records),
         fingerprints_changed=tuple(changed),
         provider_timeout_s=planned.provider_timeout_s,
     )

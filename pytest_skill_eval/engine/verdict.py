@@ -32,7 +32,8 @@ def judge_group_dir(group_dir: Path, *, fail_on: FailOn, pass_rate: float, alpha
                          for name, v in group.variants.items())
         return judge_trials(variants, read_aggregate(group_dir / layout.AGGREGATE_FILE), group_id=group.id,
                             position=group.position, group_state=group.state, group_dir=str(group_dir),
-                            fail_on=fail_on, pass_rate=pass_rate, alpha=alpha, result_id=result_id)
+                            fail_on=fail_on, pass_rate=pass_rate, alpha=alpha, result_id=result_id,
+                            usage=group.usage)
     grade_file = layout.grade_file(group_dir, group)
     grade = read_grade(grade_file) if grade_file.is_file() else GroupGrade(
         str(group.id), "grade-error", errors=(GradeError("system", None, None, f"no grade was persisted at {grade_file}"),))

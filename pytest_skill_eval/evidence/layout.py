@@ -129,6 +129,20 @@ def trial_dirs(group_dir: Path) -> list[Path]:
                   key=lambda p: int(p.name))
 
 
+def run_files(group_dir: Path, variant: str) -> list[Path]:
+    """Every ``run.json`` of *variant* in a group directory, each a pi run (or a variant that
+    never started one): the single run or every trial, and the earlier attempts of reruns."""
+    bases = [group_dir, *trial_dirs(group_dir)]
+    found: list[Path] = []
+    for base in bases:
+        attempts = base / f"{variant}-attempts"
+        if attempts.is_dir():
+            found += sorted((p / "run.json" for p in attempts.iterdir() if p.name.isdigit()),
+                            key=lambda p: int(p.parent.name))
+        found.append(base / variant / "run.json")
+    return [p for p in found if p.is_file()]
+
+
 def group_dir_id(dir_name: str) -> str:
     """The group id a ``NNN-<id>`` directory name carries (the name itself when it is not one)."""
     match = _GROUP_DIR.fullmatch(dir_name)

@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pytest_skill_eval.errors import EvidenceError, MalformedGrade
-from pytest_skill_eval.evidence import records
+from pytest_skill_eval.evidence import layout, records
 from pytest_skill_eval.evidence.store import read_files, read_json
 from pytest_skill_eval.grading.aggregate import TrialGrade
 from pytest_skill_eval.grading.results import GroupGrade
 from pytest_skill_eval.observation import RunObservation
+from pytest_skill_eval.usage import Usage, VariantUsage, total
 
 
 def read_record(kind: type[records.Record], path: Path) -> records.Record:
@@ -88,6 +89,22 @@ def read_checked(path: Path, parse: Callable[[Any, str], Parsed], shown: str | N
         return parse(data, label), []
     except EvidenceError as exc:
         return None, str(exc).split("\n")
+
+
+def read_group_usage(group_dir: Path) -> VariantUsage:
+    """Tokens and cost of a group, per variant and in total, over every pi run it recorded
+    (trials and the earlier attempts of reruns included): what ``group.json`` stores."""
+    per_variant: dict[str, Usage] = {}
+    runs = 0
+    for name in ("baseline", "candidate"):
+        found: list[Usage] = []
+        for path in layout.run_files(group_dir, name):
+            run = read_record(records.RunRecord, path)
+            if run.ran is not None:
+                found.append(run.ran.usage)
+                runs += 1
+        per_variant[name] = total(found)
+    return VariantUsage(per_variant["baseline"], per_variant["candidate"], runs)
 
 
 def read_group(path: Path) -> records.GroupRecord | records.InvalidGroupRecord:

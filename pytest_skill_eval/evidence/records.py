@@ -37,10 +37,10 @@ from pytest_skill_eval.evidence.run_records import (
     SourceRecord,
     TranscriptRecord,
     TranscriptTurn,
-    Usage,
     VariantName,
 )
 from pytest_skill_eval.observation import RunState
+from pytest_skill_eval.usage import Usage, VariantUsage
 
 __all__ = [
     "BatchState",
@@ -75,6 +75,7 @@ __all__ = [
     "Usage",
     "VariantName",
     "VariantState",
+    "VariantUsage",
     "check",
     "parse",
     "parse_group",
@@ -152,6 +153,8 @@ class GroupRecord:
     publication_errors: tuple[str, ...] = ()
     #: set for a group run with more than one trial: its grade is then ``aggregate.json``
     trials: TrialCount | None = None
+    #: tokens and cost per variant and in total, over every pi run of the group (trials, reruns)
+    usage: VariantUsage | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -164,6 +167,7 @@ class GroupRecord:
             "review_questions": list(self.review_questions),
             "publication_errors": list(self.publication_errors),
             **({"trials": self.trials.to_json()} if self.trials is not None else {}),
+            **({"usage": self.usage.to_json()} if self.usage is not None else {}),
         }
 
     @classmethod
@@ -178,6 +182,7 @@ class GroupRecord:
             revision_check=RevisionState(revision["state"], revision["reason"]) if revision is not None else None,
             publication_errors=tuple(d.get("publication_errors", ())),
             trials=TrialCount(d["trials"]["planned"], d["trials"]["ran"]) if d.get("trials") else None,
+            usage=VariantUsage.from_json(d["usage"]) if d.get("usage") else None,
         )
 
 
@@ -224,19 +229,23 @@ class ResultGroup:
     comparisons: Mapping[str, str]
     #: for a group run with several trials: how many were planned and how many ran
     trials: TrialCount | None = None
+    #: the group's tokens and cost (``None``: no pi run of it was recorded)
+    usage: VariantUsage | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"dir": self.dir, "id": self.id, "position": self.position, "state": self.state,
                 "reason": self.reason, "grade_state": self.grade_state, "variants": dict(self.variants),
                 "comparisons": dict(self.comparisons),
-                **({"trials": self.trials.to_json()} if self.trials is not None else {})}
+                **({"trials": self.trials.to_json()} if self.trials is not None else {}),
+                "usage": self.usage.to_json() if self.usage is not None else None}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> ResultGroup:
-        trials = d.get("trials")
+        trials, usage = d.get("trials"), d.get("usage")
         return cls(d["dir"], d["id"], d["position"], d["state"], d.get("reason"), d["grade_state"],
                    dict(d["variants"]), dict(d["comparisons"]),
-                   TrialCount(trials["planned"], trials["ran"]) if trials else None)
+                   TrialCount(trials["planned"], trials["ran"]) if trials else None,
+                   VariantUsage.from_json(usage) if usage else None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -252,6 +261,8 @@ class ResultRecord:
     seed: str | None = None
     #: the shard of a ``--skill-eval-shard K/N`` run (selection.json has the whole split)
     shard: ShardIndex | None = None
+    #: tokens and cost over every group (``None`` only in evidence written before it was recorded)
+    usage: VariantUsage | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"result_id": self.result_id, "state": self.state}
@@ -262,13 +273,16 @@ class ResultRecord:
         if self.shard is not None:
             out["shard"] = self.shard.to_json()
         out["groups"] = [g.to_json() for g in self.groups]
+        if self.usage is not None:
+            out["usage"] = self.usage.to_json()
         return out
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> ResultRecord:
-        shard = d.get("shard")
+        shard, usage = d.get("shard"), d.get("usage")
         return cls(d["result_id"], d["state"], tuple(ResultGroup.from_json(g) for g in d["groups"]), d.get("trials"),
-                   d.get("seed"), ShardIndex(shard["index"], shard["count"]) if shard else None)
+                   d.get("seed"), ShardIndex(shard["index"], shard["count"]) if shard else None,
+                   VariantUsage.from_json(usage) if usage else None)
 
 
 # ------------------------------------------------------------------- shards (both files)

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from pytest_skill_eval.observation import ContextRequest, RunState, ToolCall, Turn
+from pytest_skill_eval.usage import Usage
 
 GroupState = Literal["complete", "partially-complete", "invalid", "cancelled"]
 BatchState = Literal["complete", "partially-complete", "invalid", "cancelled"]
@@ -73,32 +74,6 @@ class ModelRecord:
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> ModelRecord:
         return cls(d["provider"], d["model"], d["thinking"], d.get("declared"), tuple(d.get("used", ())))
-
-
-@dataclass(frozen=True, slots=True)
-class Usage:
-    """Summed token usage and cost of assistant messages, as pi reports them."""
-
-    input: float = 0.0
-    output: float = 0.0
-    cache_read: float = 0.0
-    cache_write: float = 0.0
-    total_tokens: float = 0.0
-    cost: float = 0.0
-    #: reasoning tokens (a part of ``output``); stored only when pi reported some
-    reasoning: float = 0.0
-
-    def to_json(self) -> dict[str, float]:
-        data = {"input": self.input, "output": self.output, "cacheRead": self.cache_read,
-                "cacheWrite": self.cache_write, "totalTokens": self.total_tokens, "cost": self.cost}
-        if self.reasoning:
-            data["reasoning"] = self.reasoning
-        return data
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> Usage:
-        return cls(d["input"], d["output"], d["cacheRead"], d["cacheWrite"], d["totalTokens"], d["cost"],
-                   d.get("reasoning", 0.0))
 
 
 @dataclass(frozen=True, slots=True)

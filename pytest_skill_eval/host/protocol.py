@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pytest_skill_eval.observation import ToolCall, Turn
+from pytest_skill_eval.usage import Usage, message_usage, total
 
 
 class LineSplitter:
@@ -242,34 +243,20 @@ def models_used(records: Sequence[Record]) -> list[dict[str, str]]:
     return seen
 
 
-def usage_totals(records: Sequence[Record], start: int = 0, end: int | None = None) -> dict[str, float]:
-    """Sum token usage and cost over the assistant ``message_end`` records in a range.
-
-    ``reasoning`` (pi's count of reasoning tokens, a part of ``output``) is there only when
-    some message reports a non-zero figure, so runs without reasoning keep their shape.
-    """
-    totals = {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0, "totalTokens": 0.0, "cost": 0.0}
-    reasoning = 0.0
+def usage_totals(records: Sequence[Record], start: int = 0, end: int | None = None) -> Usage:
+    """Token usage and cost over the assistant ``message_end`` records in a range, each
+    message read by :func:`pytest_skill_eval.usage.message_usage` (a figure pi did not
+    report stays unavailable, never 0)."""
+    found: list[Usage] = []
     for rec in records[start:end]:
         data = rec.data
         if not data or data.get("type") != "message_end":
             continue
         message = _message(data)
-        usage = message.get("usage")
-        if message.get("role") != "assistant" or not isinstance(usage, dict):
+        if message.get("role") != "assistant":
             continue
-        for key in ("input", "output", "cacheRead", "cacheWrite", "totalTokens"):
-            value = usage.get(key)
-            if isinstance(value, (int, float)):
-                totals[key] += value
-        cost = usage.get("cost")
-        if isinstance(cost, dict) and isinstance(cost.get("total"), (int, float)):
-            totals["cost"] += cost["total"]
-        if isinstance(usage.get("reasoning"), (int, float)):
-            reasoning += usage["reasoning"]
-    if reasoning:
-        totals["reasoning"] = reasoning
-    return totals
+        found.append(message_usage(message.get("usage")))
+    return total(found)
 
 
 _SKILL_BLOCK = re.compile(r"<skill>\s*<name>(.*?)</name>\s*<description>(.*?)</description>\s*<location>(.*?)</location>", re.DOTALL)

@@ -328,11 +328,10 @@ class SkillEvalSession:
 
     def plan_total(self, items: list[pytest.Item]) -> str:
         """``2 groups × 2 variants × 20 trials = 80 pi runs; models: …`` (nothing is started)."""
+        from pytest_skill_eval.definitions.plan import plan_line
+
         groups = [group for item in items if (group := getattr(item, "group", None)) is not None]
-        variants, trials = len(self.selected), self.settings.count
-        models = sorted({g.model.model if g.model and g.model.model else "pi's default" for g in groups})
-        return (f"{len(groups)} group(s) × {variants} variant(s) × {trials} trial(s) = "
-                f"{len(groups) * variants * trials} pi run(s); models: {', '.join(models) or 'none'}")
+        return plan_line(groups, len(self.selected), self.settings.count)
 
     @pytest.hookimpl(trylast=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

@@ -7,31 +7,25 @@ cost pi reported, and where the evidence and the HTML report are, relative to th
 
 from __future__ import annotations
 
-import json
 import os
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pytest_skill_eval.policy import Judgement, count_words
+from pytest_skill_eval.usage import Usage, VariantUsage, cost_text, tokens_text
 
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
 
 
-def run_usage(result_dir: Path) -> tuple[float, float, int]:
-    """Cost, total tokens and number of runs over every ``run.json`` of the result (trials too)."""
-    cost = tokens = 0.0
-    runs = 0
-    for path in sorted((result_dir / "groups").rglob("run.json")):
-        try:
-            usage = json.loads(path.read_text(encoding="utf-8")).get("usage")
-        except (OSError, ValueError, AttributeError):
-            continue
-        if not isinstance(usage, dict):
-            continue
-        runs += 1
-        cost += float(usage.get("cost") or 0)
-        tokens += float(usage.get("totalTokens") or 0)
-    return cost, tokens, runs
+def result_usage(result_dir: Path, rows: Sequence[tuple[str, str, Judgement | None]] = ()) -> VariantUsage:
+    """The result's tokens and cost: ``result.json``'s totals, else the sum of the groups' (as judged)."""
+    from pytest_skill_eval.evidence.reader import read_optional
+    from pytest_skill_eval.evidence.records import ResultRecord
+
+    summary = read_optional(ResultRecord, result_dir / "result.json")
+    if summary is not None and summary.usage is not None:
+        return summary.usage
+    return sum((v.usage for _n, _o, v in rows if v is not None and v.usage is not None), VariantUsage())
 
 
 def _cell(text: str) -> str:
@@ -55,17 +49,20 @@ def step_summary(rows: Sequence[tuple[str, str, Judgement | None]], *, result_id
     lines = [f"## skill-eval result `{result_id}` ({state or 'no result.json'})", "",
              f"{len(rows)} group{'s' if len(rows) != 1 else ''}: {counted}", ""]
     if rows:
-        lines += ["| # | group | outcome | baseline | candidate | comparisons |", "| --- | --- | --- | --- | --- | --- |"]
+        lines += ["| # | group | outcome | baseline | candidate | tokens | cost | comparisons |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
         for nodeid, outcome, verdict in rows:
             position, baseline, candidate, comparisons = verdict.summary_row() if verdict else ("", "-", "-", "-")
+            group = verdict.usage.total if verdict is not None and verdict.usage is not None else Usage()
             lines.append(f"| {position} | `{_cell(nodeid)}` | {outcome} | {_cell(baseline)} | {_cell(candidate)} "
-                         f"| {_cell(comparisons)} |")
+                         f"| {_cell(tokens_text(group))} | {_cell(cost_text(group))} | {_cell(comparisons)} |")
         lines.append("")
     transitions = count_words(t for _n, _o, v in rows if v is not None for t in v.transitions())
     lines.append(f"**Transitions:** {transitions or 'none'}")
-    cost, tokens, runs = run_usage(result_dir)
-    lines.append(f"**Cost:** ${cost:.4f} for {tokens:.0f} tokens over {runs} run{'s' if runs != 1 else ''} "
-                 "(as pi reports it)")
+    usage = result_usage(result_dir, rows)
+    runs = usage.runs
+    lines.append(f"**Cost:** {cost_text(usage.total)} for {tokens_text(usage.total)} tokens over {runs} "
+                 f"pi run{'s' if runs != 1 else ''} (as pi reports it; unavailable: pi reported none)")
     lines += ["", f"- evidence: `{_path(result_dir, rootdir)}` (view it with `skill-eval view {result_id}`)"]
     if html_report is not None:
         lines.append(f"- HTML report: `{_path(html_report, rootdir)}`")

@@ -46,6 +46,7 @@ from pytest_skill_eval.grading.results import ExpectationResult, GroupGrade
 from pytest_skill_eval.observation import ContextRequest, Turn
 from pytest_skill_eval.render.text import escape_path, neutralise
 from pytest_skill_eval.trial_policy import rate_text
+from pytest_skill_eval.usage import UNAVAILABLE, VariantUsage, money, total
 
 #: a file larger than this is not diffed, only named with its sizes
 DIFF_MAX_BYTES = 512 * 1024
@@ -232,6 +233,15 @@ class ReportGroup:
         return tuple(c.transition for c in self.grade.comparisons) if self.grade is not None else ()
 
     @property
+    def usage(self) -> VariantUsage:
+        """The group's tokens and cost: ``group.json``'s (every trial and rerun), else its shown runs'."""
+        if isinstance(self.record, GroupRecord) and self.record.usage is not None:
+            return self.record.usage
+        found = {name: total(v.usage for v in self.variants if v.name == name and v.usage is not None)
+                 for name in ("baseline", "candidate")}
+        return VariantUsage(found["baseline"], found["candidate"])
+
+    @property
     def turn_count(self) -> int:
         """The most turns either variant's transcript holds (turns are shown side by side)."""
         return max((len(v.transcript.turns) for v in self.variants if v.transcript is not None), default=0)
@@ -365,12 +375,14 @@ def _cut(text: str, where: str = "the evidence") -> str:
     return text[:TEXT_SHOWN] + f"\n[… cut: {len(text) - TEXT_SHOWN:,} more characters; the whole text is in {where}]"
 
 
-def _number(value: float) -> str:
+def _number(value: float | None) -> str:
+    if value is None:
+        return UNAVAILABLE
     return f"{int(value):,}" if float(value).is_integer() else f"{value:,.2f}"
 
 
-def _cost(value: float) -> str:
-    return f"${value:.4f}" if value else "$0"
+def _cost(value: float | None) -> str:
+    return UNAVAILABLE if value is None else money(value)
 
 
 def _short(sha: str | None) -> str:
@@ -425,12 +437,6 @@ def content_security_policy(script: str, style: str) -> str:
             "img-src 'none'; connect-src 'none'; font-src 'none'; base-uri 'none'; form-action 'none'")
 
 
-def _sum_usage(usages: Iterable[Usage | None]) -> Usage:
-    found = [u for u in usages if u is not None]
-    return Usage(*(sum(getattr(u, f) for u in found) for f in ("input", "output", "cache_read", "cache_write",
-                                                                   "total_tokens", "cost")))
-
-
 @dataclass(frozen=True, slots=True)
 class _Glance:
     """The batch at a glance."""
@@ -447,9 +453,8 @@ def _glance(report: Report) -> _Glance:
     group_states = Counter(g.state for g in groups)
     variant_states = Counter(g.variant_state(name) for g in groups for name in ("baseline", "candidate"))
     transitions = Counter(t for g in groups for t in g.transitions)
-    usage = {name: _sum_usage(v.usage for g in groups for v in g.variants if v.name == name)
-             for name in ("baseline", "candidate")}
-    usage["total"] = _sum_usage(usage.values())
+    overall = sum((g.usage for g in groups), VariantUsage())
+    usage = {"baseline": overall.baseline, "candidate": overall.candidate, "total": overall.total}
     states = sorted(set(group_states) | set(variant_states))
     return _Glance(sorted(group_states.items()), sorted(variant_states.items()), sorted(transitions.items()),
                    usage, states)

@@ -26,6 +26,7 @@ from pytest_skill_eval.grading.results import GradeError, GroupGrade
 from pytest_skill_eval.observation import ToolCall, Turn
 from pytest_skill_eval.render.text import escape_path, neutralise
 from pytest_skill_eval.trial_policy import comparison_text, rate_text
+from pytest_skill_eval.usage import Usage, VariantUsage, usage_text
 
 _ARGS_SHOWN = 200
 _RESULT_SHOWN = 160
@@ -127,6 +128,8 @@ def render_result(result: ResultEvidence) -> str:
         if summary.shard is not None:
             lines.append(f"shard     {summary.shard.index}/{summary.shard.count}: this result holds one shard's groups; "
                          "skill-eval merge combines the shards")
+        if summary.usage is not None:
+            lines += _usage_lines(summary.usage, result["variant"], "usage     ")
     lines += _problem_lines(result["problems"], 0)
     lines.append(_selection_line(result))
     if not result["groups"]:
@@ -145,6 +148,8 @@ def render_group(group: GroupEvidence, variant: str | None = None) -> list[str]:
     state = data.state if data is not None else missing
     lines = [f"== group {group['position']} {group_id}{kind} [{state}]"]
     lines += _problem_lines(group["problems"], 0)
+    if isinstance(data, GroupRecord) and data.usage is not None:
+        lines += _usage_lines(data.usage, variant, "usage     ")
     if group["definition_path"]:
         lines.append(f"definition {escape_path(group['definition_path'])}")
     if isinstance(data, InvalidGroupRecord) and data.definition_errors:
@@ -177,6 +182,14 @@ def render_group(group: GroupEvidence, variant: str | None = None) -> list[str]:
         reason = state_of.reason if state_of is not None else None
         lines += ["", *render_variant(run, reason)]
     return lines
+
+
+def _usage_lines(usage: VariantUsage, variant: str | None, label: str) -> list[str]:
+    """The selected variant's usage, or each variant's and the total (over every pi run: trials, reruns)."""
+    if variant is not None:
+        return [f"{label}{variant}: {usage_text(usage.variant(variant))}"]
+    return [f"{label}{name}: {usage_text(part)}"
+            for name, part in (("baseline", usage.baseline), ("candidate", usage.candidate), ("total", usage.total))]
 
 
 def render_aggregate(aggregate: TrialGrade | None, variant: str | None, planned: int) -> list[str]:
@@ -309,8 +322,8 @@ def render_tool_call(call: ToolCall) -> str:
     return text
 
 
-def render_turn(turn: Turn) -> list[str]:
-    """One declared turn: prompt, sent text when it differs, tool calls, response."""
+def render_turn(turn: Turn, usage: Usage | None = None) -> list[str]:
+    """One declared turn: prompt, sent text when it differs, tool calls, response, usage."""
     state = "" if turn.settled else " (not settled)"
     lines = [f"  turn {turn.index}{state}"]
     lines += _field("prompt", turn.prompt, 4)
@@ -321,6 +334,8 @@ def render_turn(turn: Turn) -> list[str]:
     lines += _field("response", turn.response, 4)
     if turn.stop_reason not in (None, "stop"):
         lines += _field("stopped", str(turn.stop_reason), 4)
+    if usage is not None:
+        lines += _field("usage", usage_text(usage), 4)
     if turn.error:
         lines += _field("error", escape_path(turn.error), 4)
     return lines
@@ -347,15 +362,14 @@ def render_variant(run: VariantEvidence, group_reason: str | None = None) -> lis
         for path in ran.context_files:
             lines += _field("context", escape_path(path), 2)
         lines += _field("duration", f"{ran.ended_at - ran.started_at:.2f} s", 2)
-        if ran.usage.total_tokens:
-            lines += _field("tokens", f"{int(ran.usage.total_tokens)} (input {int(ran.usage.input)}, output {int(ran.usage.output)})", 2)
+        lines += _field("usage", usage_text(ran.usage), 2)
         if ran.fingerprints_changed:
             lines += _field("changed", ", ".join(escape_path(p) for p in ran.fingerprints_changed), 2)
     if data is not None and data.redactions:
         # files stored with inherited values replaced by the marker: checks on them may fail for that reason
         lines += _field("redacted", ", ".join(f"{escape_path(p)} ({n})" for p, n in data.redactions.items()), 2)
     for stored in run["transcript"].turns if run["transcript"] is not None else ():
-        lines += render_turn(stored.turn)
+        lines += render_turn(stored.turn, stored.usage)
     if run["workspace_changes"]:
         lines.append("  workspace changes")
         lines += [f"    {change:<8} {escape_path(path)}" for change, path in run["workspace_changes"]]

@@ -87,6 +87,8 @@ def read_request(body: Mapping[str, Any]) -> Conversation:
 
 def _usage(reply: Reply) -> dict[str, Any]:
     usage = reply.usage
+    if not reply.reports_usage:
+        return {}  # pi reads message_start's usage unguarded: an empty object, not none
     return {
         "input_tokens": usage.prompt_tokens,
         "cache_creation_input_tokens": usage.cache_write,
@@ -109,8 +111,9 @@ def _message(reply: Reply, model: str, response_id: str, content: list[Any], sto
 
 def message_start(reply: Reply, model: str, response_id: str) -> tuple[str, dict[str, Any]]:
     message = _message(reply, model, response_id, [], None)
-    message["usage"] = {**message["usage"], "output_tokens": 0}
-    del message["usage"]["output_tokens_details"]
+    if reply.reports_usage:
+        message["usage"] = {**message["usage"], "output_tokens": 0}
+        del message["usage"]["output_tokens_details"]
     return "message_start", {"type": "message_start", "message": message}
 
 
@@ -151,8 +154,10 @@ def stream_events(reply: Reply, model: str, response_id: str) -> list[tuple[str,
 
 
 def message_delta(reply: Reply, stop: str | None) -> tuple[str, dict[str, Any]]:
-    return "message_delta", {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None},
-                             "usage": _usage(reply)}
+    payload: dict[str, Any] = {"type": "message_delta", "delta": {"stop_reason": stop, "stop_sequence": None}}
+    if reply.reports_usage:
+        payload["usage"] = _usage(reply)
+    return "message_delta", payload
 
 
 def broken_stream(reply: Reply, model: str, response_id: str) -> dict[str, list[tuple[str, dict[str, Any]]]]:

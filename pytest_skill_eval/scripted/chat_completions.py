@@ -18,7 +18,8 @@ ARGUMENT_PIECE = 32
 
 
 def stream_chunks(reply: Reply, model: str, response_id: str) -> list[dict[str, Any]]:
-    """The ``chat.completion.chunk`` payloads of a message reply, usage chunk last.
+    """The ``chat.completion.chunk`` payloads of a message reply, usage chunk last (none
+    when the step says ``"usage": false``).
 
     Pure, for :class:`ScriptedModelServer` and its tests. Fault replies use the same
     pieces and break them as their fault requires.
@@ -39,7 +40,8 @@ def stream_chunks(reply: Reply, model: str, response_id: str) -> list[dict[str, 
             for piece in _pieces(call.arguments, ARGUMENT_PIECE)
         ]
     chunks.append(chunk({}, reply.finish_reason))
-    chunks.append(_usage_chunk(reply, model, response_id))
+    if reply.reports_usage:
+        chunks.append(_usage_chunk(reply, model, response_id))
     return chunks
 
 
@@ -109,7 +111,7 @@ def whole_completion(reply: Reply, model: str, response_id: str) -> dict[str, An
             "message": message,
             "finish_reason": None if reply.fault == "no-finish-reason" else reply.finish_reason,
         }],
-        "usage": _usage_chunk(reply, model, response_id)["usage"],
+        **({"usage": _usage_chunk(reply, model, response_id)["usage"]} if reply.reports_usage else {}),
     }
 
 

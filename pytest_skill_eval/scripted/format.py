@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, get_args
@@ -145,6 +145,8 @@ class MessageStep:
     first_token_delay: float | None = None
     #: output tokens per second the reply is streamed at; None: not set here
     tokens_per_second: float | None = None
+    #: ``"usage": false``: the reply's stream carries no usage, as from a provider that sends none
+    reports_usage: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -200,6 +202,9 @@ class Script:
     turns: tuple[Turn, ...]
     #: the script's default latency (top-level ``latency``), under each step's own settings
     latency: Latency = Latency()
+    #: US dollars per million tokens (``input``, ``output``, ``cacheRead``, ``cacheWrite``) that
+    #: the model's ``models.json`` entry gives pi; none: rates 0, so pi's cost is unavailable
+    pricing: Mapping[str, float] | None = None
 
 
 
@@ -312,9 +317,11 @@ def _step(raw: dict[str, Any], pointer: str) -> Step:
         for call in raw.get("tool_calls", ())
     )
     usage = raw.get("usage", {})
+    reports = usage is not False
+    usage = usage if isinstance(usage, dict) else {}
     extra = ExtraUsage(usage.get("cache_read", 0), usage.get("cache_write", 0), usage.get("reasoning", 0))
     return MessageStep(raw.get("text"), calls, pointer, extra, _seconds(raw.get("first_token_delay")),
-                       _seconds(raw.get("tokens_per_second")))
+                       _seconds(raw.get("tokens_per_second")), reports)
 
 
 def _seconds(value: Any) -> float | None:
@@ -350,8 +357,12 @@ def parse_script(data: Any, source: str) -> Script:
         raise ScriptError("\n".join(p.render(source) for p in ordered))
     turns = tuple(_turn(turn, f"/turns/{t}") for t, turn in enumerate(data["turns"]))
     latency = data.get("latency", {})
+    pricing = data.get("pricing")
+    rates = ({key: float(pricing.get(key, 0)) for key in ("input", "output", "cacheRead", "cacheWrite")}
+             if pricing is not None else None)
     return Script(source, data.get("description", ""), turns,
-                  Latency(_seconds(latency.get("first_token_delay")), _seconds(latency.get("tokens_per_second"))))
+                  Latency(_seconds(latency.get("first_token_delay")), _seconds(latency.get("tokens_per_second"))),
+                  rates)
 
 
 def load_script(path: Path) -> Script:

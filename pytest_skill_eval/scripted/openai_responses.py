@@ -116,7 +116,7 @@ def _output(reply: Reply, response_id: str) -> list[dict[str, Any]]:
 def _response(reply: Reply, model: str, response_id: str, status: str, output: list[Any]) -> dict[str, Any]:
     return {
         "id": response_id, "object": "response", "created_at": 0, "status": status, "model": model,
-        "output": output, "usage": _usage(reply) if status == "completed" else None,
+        "output": output, "usage": _usage(reply) if status == "completed" and reply.reports_usage else None,
     }
 
 

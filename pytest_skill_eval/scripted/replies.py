@@ -125,6 +125,8 @@ class Reply:
     #: the emulated latency of a message reply: the step's settings over the script's
     #: ``latency`` (the server fills what is still unset); faults are never delayed
     latency: Latency = Latency()
+    #: False for a step with ``"usage": false``: the stream carries no usage at all
+    reports_usage: bool = True
 
     @property
     def finish_reason(self) -> Literal["tool_calls", "stop"]:
@@ -279,6 +281,7 @@ def plan_reply(
     return replace(
         base, outcome="scripted", source=chosen.pointer, rule=rule, text=text, tool_calls=calls, usage=usage,
         latency=Latency(chosen.first_token_delay, chosen.tokens_per_second).over(script.latency),
+        reports_usage=chosen.reports_usage,
     )
 
 

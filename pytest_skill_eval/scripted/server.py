@@ -226,7 +226,8 @@ class ScriptedModelServer:
                 # Far above any usage the stand-in reports, so pi never sees an overflow.
                 "contextWindow": 1_000_000,
                 "maxTokens": 32_000,
-                "cost": {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0},
+                # a script without "pricing" leaves the rates 0: pi's cost is then unavailable
+                "cost": dict(registered[name][1].pricing or {"input": 0, "output": 0, "cacheRead": 0, "cacheWrite": 0}),
             })
         if api != "openai-completions":
             return {"baseUrl": self.base_url_for(api), "api": api, "apiKey": API_KEY, "models": models}

@@ -136,7 +136,8 @@ def test_invalid_suite_entry_is_recorded_as_an_invalid_group(quickstart: pytest.
     assert summary["state"] == "partially-complete"
     broken = [g for g in summary["groups"] if g["position"] == 2]
     assert broken == [{"dir": "002-invalid-broken", "id": None, "position": 2, "state": "invalid", "reason": None,
-                       "grade_state": None, "variants": {"baseline": "invalid", "candidate": "invalid"}, "comparisons": {}}]
+                       "grade_state": None, "variants": {"baseline": "invalid", "candidate": "invalid"}, "comparisons": {},
+                       "usage": None}]
     group = json.loads((res / "groups" / "002-invalid-broken" / "group.json").read_text())
     assert any(line.endswith('/fixture: expected null or a relative fixture path, found no "fixture" field')
                for line in group["definition_errors"])

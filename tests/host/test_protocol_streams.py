@@ -103,11 +103,11 @@ def test_recorded_stream_builds_the_recorded_turns(name: str) -> None:
         assert [(c.name, c.is_error, c.blocked) for c in turn.tool_calls] == calls
         assert all(records[c.event_index].type == "tool_execution_start" for c in turn.tool_calls)
         assert all(c.turn == turn.index for c in turn.tool_calls)
-        stored = TranscriptTurn(turn, Usage.from_json(usage_totals(records, start, end)), 1.0, 2.0, (start, end))
+        stored = TranscriptTurn(turn, usage_totals(records, start, end), 1.0, 2.0, (start, end))
         timing = ("started_at", "ended_at")  # the recorded streams keep no wall-clock times
         assert {k: v for k, v in stored.to_json().items() if k not in timing} == recorded
         assert TranscriptTurn.from_json(stored.to_json()) == stored
-        assert usage_totals(records, start, end) == recorded["usage"]
+        assert usage_totals(records, start, end).to_json() == recorded["usage"]
         # a failed provider call is what the driver turns into infrastructure-failed
         assert provider_error(records[start:end]) == (error if stop_reason == "error" else None)
 
@@ -121,11 +121,11 @@ def test_recorded_tool_results_and_usage() -> None:
     assert turn.tool_calls[0].arguments == {"path": "CHANGE.md"}
     assert turn.tool_calls[0].id == "call_1_0_0"
     usage = usage_totals(records, start, end)
-    assert usage["input"] > 0 and usage["output"] > 0 and usage["totalTokens"] == usage["input"] + usage["output"]
+    assert usage.input and usage.output and usage.total_tokens == usage.input + usage.output
     # the whole stream is the sum of its turns
     whole = usage_totals(records)
     second = usage_totals(records, *transcript["turns"][1]["events"])
-    assert whole == {k: usage[k] + second[k] for k in usage}
+    assert whole == usage + second
 
 
 def test_recorded_blocked_read_names_the_guard() -> None:
@@ -270,7 +270,7 @@ def test_odd_message_end_records_do_not_crash() -> None:
     )
     assert (turn.response, turn.stop_reason, turn.error) == ("", "stop", None)
     assert provider_error(records_of({"type": "message_end", "message": "x"})) is None
-    assert usage_totals(records_of({"type": "message_end", "message": ["x"]}))["input"] == 0
+    assert usage_totals(records_of({"type": "message_end", "message": ["x"]})) == Usage(), "no assistant message"
 
 
 def test_assistant_text_joins_text_blocks_only() -> None:
@@ -345,37 +345,42 @@ def test_provider_error_is_decided_by_the_last_assistant_message() -> None:
 
 
 def test_usage_totals_sum_assistant_messages_in_range() -> None:
-    usage = {"input": 10, "output": 2.5, "cacheRead": 1, "cacheWrite": 3, "totalTokens": 12, "cost": {"total": 0.25}}
+    usage = {"input": 10, "output": 2, "cacheRead": 1, "cacheWrite": 3, "totalTokens": 16, "cost": {"total": 0.25}}
     records = records_of(
         assistant("a", "toolUse", usage=usage),
         {"type": "message_end", "message": {"role": "user", "usage": usage}},
         {"type": "message_start", "message": {"role": "assistant", "usage": usage}},
+        # b: its input is no number, but its output is a count, so b reported tokens (and no cost)
         assistant("b", "stop", usage={"input": "many", "output": 1, "cost": {"total": "x"}}),
         assistant("c", "stop", usage="none"),
         assistant("d", "stop", usage={"cost": 4}),
         assistant("e", "stop", usage=usage),
     )
-    assert usage_totals(records) == {"input": 20.0, "output": 6.0, "cacheRead": 2.0, "cacheWrite": 6.0,
-                                     "totalTokens": 24.0, "cost": 0.5}
-    assert usage_totals(records, 1) == {"input": 10.0, "output": 3.5, "cacheRead": 1.0, "cacheWrite": 3.0,
-                                        "totalTokens": 12.0, "cost": 0.25}
-    assert usage_totals(records, 0, 1)["output"] == 2.5
-    assert usage_totals([]) == {"input": 0.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0,
-                                "totalTokens": 0.0, "cost": 0.0}
+    whole = usage_totals(records)
+    assert (whole.input, whole.output, whole.cache_read, whole.cache_write, whole.total_tokens) == (20, 5, 2, 6, 33)
+    assert whole.cost == 0.5
+    # a, b, c, d, e: c and d reported no tokens; b, c and d no cost
+    assert (whole.messages, whole.messages_without_tokens, whole.messages_without_cost) == (5, 2, 3)
+    tail = usage_totals(records, 1)
+    assert (tail.input, tail.total_tokens, tail.cost, tail.messages) == (10, 17, 0.25, 4)
+    assert usage_totals(records, 0, 1).output == 2
+    assert usage_totals([]) == Usage(), "no message: every figure unavailable, nothing counted"
+    assert usage_totals([]).to_json()["totalTokens"] is None
 
 
 # -- transcript JSON, prompt sections -------------------------------------------------------
 
 def test_transcript_turn_json_round_trip() -> None:
     turn = Turn(2, "p", "s", "r", (ToolCall(2, "c1", "read", {"path": "a"}, "x", True, True, 9),), "error", "boom", False)
-    stored = TranscriptTurn(turn, Usage(input=3.0, cost=0.5), 1.0, None, (4, None))
+    stored = TranscriptTurn(turn, Usage(input=3, cost=0.5, messages=1, messages_without_tokens=0), 1.0, None, (4, None))
     data = stored.to_json()
     assert data == {"index": 2, "prompt": "p", "sent": "s", "response": "r", "stop_reason": "error", "error": "boom",
                     "settled": False, "tool_calls": [{"id": "c1", "name": "read", "arguments": {"path": "a"},
                                                       "result_text": "x", "is_error": True, "blocked": True,
                                                       "event_index": 9}],
-                    "usage": {"input": 3.0, "output": 0.0, "cacheRead": 0.0, "cacheWrite": 0.0, "totalTokens": 0.0,
-                              "cost": 0.5},
+                    "usage": {"input": 3, "output": None, "cacheRead": None, "cacheWrite": None, "totalTokens": None,
+                              "cost": 0.5, "reasoning": None, "messages": 1, "messagesWithoutTokens": 0,
+                              "messagesWithoutCost": 0},
                     "started_at": 1.0, "ended_at": None, "events": [4, None]}
     back = TranscriptTurn.from_json(data)
     assert back == stored and back.turn.tool_calls[0].arguments == {"path": "a"}

@@ -11,8 +11,8 @@ import json
 
 import pytest
 
-from pytest_skill_eval.evidence.run_records import Usage
 from pytest_skill_eval.host.protocol import Record, provider_error_reason, usage_totals
+from pytest_skill_eval.usage import Usage
 
 
 @pytest.mark.parametrize(("error", "reason"), [
@@ -51,11 +51,14 @@ def _assistant(usage: dict[str, int]) -> Record:
     return Record(0, data, json.dumps(data))
 
 
-def test_reasoning_tokens_are_summed_only_when_reported() -> None:
+def test_reasoning_tokens_are_summed_when_reported_and_unavailable_when_not() -> None:
     plain = {"input": 10, "output": 5, "cacheRead": 0, "cacheWrite": 0, "reasoning": 0, "totalTokens": 15}
-    assert "reasoning" not in usage_totals([_assistant(plain)]), "a run without reasoning keeps its shape"
+    assert usage_totals([_assistant(plain)]).reasoning == 0, "pi reported 0 reasoning tokens"
     thinking = {**plain, "output": 9, "reasoning": 4, "cacheRead": 70, "cacheWrite": 30}
     totals = usage_totals([_assistant(plain), _assistant(thinking)])
-    assert (totals["reasoning"], totals["cacheRead"], totals["cacheWrite"], totals["output"]) == (4, 70, 30, 14)
-    assert Usage.from_json(totals).to_json() == totals
-    assert "reasoning" not in Usage.from_json(usage_totals([_assistant(plain)])).to_json()
+    assert (totals.reasoning, totals.cache_read, totals.cache_write, totals.output) == (4, 70, 30, 14)
+    assert Usage.from_json(totals.to_json()) == totals
+    # Anthropic's messages carry reasoning only when the provider sent thinking tokens
+    without = {k: v for k, v in plain.items() if k != "reasoning"}
+    assert usage_totals([_assistant(without)]).reasoning is None
+    assert usage_totals([_assistant(without), _assistant(thinking)]).reasoning == 4

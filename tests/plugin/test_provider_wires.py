@@ -202,3 +202,44 @@ def test_provider_errors_end_the_variant_with_an_actionable_reason(
     assert "model provider error: " in run["reason"], "pi's own words follow the summary"
     assert len(server.requests()) == 1, "one fault is one failed request (pi's retries are off)"
     _assert_key_only_on_the_wire(project, server, wire, key)
+
+
+#: pi 1.6's built-in rates (US dollars per million tokens) of the catalog models these wires use
+BUILT_IN_RATES = {
+    "anthropic-messages": {"input": 3, "output": 15, "cacheRead": 0.3, "cacheWrite": 3.75},
+    "openai-responses": {"input": 2, "output": 8, "cacheRead": 0.5, "cacheWrite": 0},
+}
+
+
+def test_cost_comes_from_pi_s_built_in_pricing_and_a_reply_without_usage_is_counted_unreported(
+        pytester: pytest.Pytester, project: Path, server: ScriptedModelServer, wire: Wire, key: str,
+        monkeypatch: pytest.MonkeyPatch, tmp_path_factory: pytest.TempPathFactory) -> None:
+    """A catalog model has pi's own rates, so its cost is a real figure; the second message
+    sends no usage at all, so it is counted as not reported and adds nothing (not 0)."""
+    script = {"schema": "skill-eval-script/1", "turns": [{"steps": [
+        {"tool_calls": [{"name": "read", "arguments": {"path": "{{cwd}}/missing.md"}}],
+         "usage": {"cache_read": 700, "cache_write": 300}},
+        {"text": "Silent.", "usage": False}]}]}
+    server.register(wire.model, write_json(project / "usage-script.json", script))
+    group = description_group("priced", BEFORE, AFTER, [], model=f"{wire.provider}/{wire.model}")
+    extra = _credential("inherit", wire, key, group, monkeypatch, tmp_path_factory)
+    write_json(project / "groups" / "priced.json", group)
+    models = _models_file(project, server, wire)
+    result = pytester.runpytest_subprocess("--skill-eval", "groups/priced.json", f"--skill-eval-models={models}",
+                                           "--skill-eval-variant", "candidate", "-v", *extra, *ARGS)
+    result.assert_outcomes(passed=1)
+    first = server.requests()[0].reply
+    assert first is not None
+    usage = _run_json(project, "priced")["usage"]
+    assert (usage["messages"], usage["messagesWithoutTokens"], usage["messagesWithoutCost"]) == (2, 1, 1)
+    assert (usage["input"], usage["cacheRead"], usage["cacheWrite"]) == (first.usage.prompt_tokens, 700, 300)
+    rates = BUILT_IN_RATES[wire.api]
+    expected = sum(usage[k] * rates[k] for k in rates) / 1e6
+    assert usage["cost"] == pytest.approx(expected) and usage["cost"] > 0
+    summary = read_json(only_result(project) / "result.json")["usage"]
+    assert summary["candidate"] == usage and summary["baseline"]["totalTokens"] is None, "baseline not selected"
+    result.stdout.fnmatch_lines([
+        "    usage baseline   tokens unavailable, cost unavailable",
+        f"    usage candidate  tokens {usage['totalTokens']} (1 of 2 messages did not report) (*), "
+        f"cost ${usage['cost']:.4f} (1 of 2 messages did not report)",
+    ])

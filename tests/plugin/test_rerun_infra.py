@@ -35,6 +35,11 @@ def test_each_attempt_is_kept_and_the_last_run_lists_them(project: Path, pyteste
         assert kept["reason"] == final["attempts"][attempt - 1]["reason"]
         assert (gdir / "candidate-attempts" / str(attempt) / "events.jsonl").is_file()
     assert not (gdir / "baseline-attempts").exists()
+    # every attempt was a pi run: the group's usage counts all three, none reported usage (HTTP 500)
+    usage = read_json(gdir / "group.json")["usage"]
+    assert usage["runs"] == 3
+    assert (usage["candidate"]["messages"], usage["candidate"]["messagesWithoutTokens"]) == (3, 3)
+    assert usage["candidate"]["totalTokens"] is None and usage["candidate"]["cost"] is None
 
 
 def test_without_the_option_nothing_is_run_again(project: Path, pytester: pytest.Pytester) -> None:

@@ -28,6 +28,7 @@ from pytest_skill_eval.policy import (
     parse_fail_on,
     summary_table,
 )
+from pytest_skill_eval.usage import Usage, VariantUsage
 
 
 def judge(group: dict[str, Any], grade: dict[str, Any], **options: Any) -> Verdict:
@@ -430,7 +431,9 @@ def test_not_selected_entry_without_reason_says_why() -> None:
 # -- the terminal summary -------------------------------------------------------------
 
 def test_summary_table_has_one_row_per_group_and_counts_transitions() -> None:
-    first = verdict("complete", "complete", "fail-to-pass", "candidate")
+    # tokens and cost per group and in total; a cost only some messages reported says so
+    usage = VariantUsage(Usage(100, 10, 0, 0, 110, 0.0125, 0, 1), Usage(200, 20, 0, 0, 220, None, 0, 2, 0, 2), 2)
+    first = dataclasses.replace(verdict("complete", "complete", "fail-to-pass", "candidate"), usage=usage)
     group, grade = documents("complete", "not-selected", SHAPES["everything-passes-no-comparisons"])
     group["position"] = 12
     second = judge(group, grade, group_dir="/g2", fail_on="candidate", result_id="r1")
@@ -441,12 +444,15 @@ def test_summary_table_has_one_row_per_group_and_counts_transitions() -> None:
         ("suite.json::third", "failed", third),
         ("suite.json::broken", "error", None),
     ])
+    partial = "$0.0125 (2 of 3 messages did not report)"
     assert lines == [
-        "#   group                     outcome  baseline  candidate     comparisons",
-        "3   suite.json::first         passed   complete  complete      cmp-0: fail-to-pass",
-        "12  suite.json::second-group  passed   complete  not-selected  -",
-        "3   suite.json::third         failed   complete  complete      cmp-0: pass-to-fail",
-        "    suite.json::broken        error    -         -             -",
+        "#   group                     outcome  baseline  candidate     tokens       cost" + " " * 38 + "comparisons",
+        f"3   suite.json::first         passed   complete  complete      330          {partial}  cmp-0: fail-to-pass",
+        "12  suite.json::second-group  passed   complete  not-selected  unavailable  unavailable" + " " * 31 + "-",
+        "3   suite.json::third         failed   complete  complete      unavailable  unavailable" + " " * 31
+        + "cmp-0: pass-to-fail",
+        "    suite.json::broken        error    -         -             -            -" + " " * 41 + "-",
+        f"    total                                                      330          {partial}",
         "transitions: fail-to-pass, pass-to-fail",
     ]
 
@@ -458,9 +464,10 @@ def test_summary_table_without_comparisons_has_no_transitions_line() -> None:
     v2 = judge(group, grade, group_dir="/x", fail_on="candidate", result_id="r")
     lines = summary_table([("a::g", "passed", v), ("a::x", "passed", v2)])
     assert lines == [
-        "#  group  outcome  baseline      candidate  comparisons",
-        "3  a::g   passed   complete      complete   -",
-        "1  a::x   passed   not-selected  complete   -",
+        "#  group  outcome  baseline      candidate  tokens       cost         comparisons",
+        "3  a::g   passed   complete      complete   unavailable  unavailable  -",
+        "1  a::x   passed   not-selected  complete   unavailable  unavailable  -",
+        "   total                                    unavailable  unavailable",
     ]
     several = summary_table([("a::g", "passed", verdict("complete", "complete", "fail-to-pass", "any"))] * 2)
     assert several[-1] == "transitions: 2 fail-to-pass"
@@ -494,9 +501,10 @@ def test_summary_table_rows_after_a_missing_verdict_and_with_several_comparisons
     one_variant = dataclasses.replace(record, variants={"baseline": record.variants["baseline"]})
     two = policy.judge(one_variant, parse_grade(grade, "grade.json"), group_dir="/g", fail_on="candidate", result_id="r")
     assert summary_table([("a::broken", "error", None), ("a::two", "passed", two)]) == [
-        "#  group      outcome  baseline  candidate  comparisons",
-        "   a::broken  error    -         -          -",
-        "3  a::two     passed   complete  -          cmp-0: fail-to-pass, cmp-1: pass-to-pass",
+        "#  group      outcome  baseline  candidate  tokens       cost         comparisons",
+        "   a::broken  error    -         -          -            -            -",
+        "3  a::two     passed   complete  -          unavailable  unavailable  cmp-0: fail-to-pass, cmp-1: pass-to-pass",
+        "   total                                    unavailable  unavailable",
         "transitions: fail-to-pass, pass-to-pass",
     ]
 

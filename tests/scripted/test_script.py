@@ -370,7 +370,7 @@ CONDITION_KEYS = (
         ),
         (
             {"schema": "skill-eval-script/1", "turns": [], "extra": 1},
-            's.json: /extra: expected one of the fields "schema", "description", "latency", "turns", found unknown field "extra"\n'
+            's.json: /extra: expected one of the fields "schema", "description", "latency", "pricing", "turns", found unknown field "extra"\n'
             "s.json: /turns: expected a non-empty array of turns, found an empty array",
         ),
         (

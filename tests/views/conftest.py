@@ -87,7 +87,9 @@ def normalise(text: str, run: StoredRun, *extra: tuple[str, str]) -> str:
     text = text.replace(run.result_id, "<RESULT-ID>")
     text = re.sub(re.escape(tempfile.gettempdir()) + r"/skill-eval-[A-Za-z0-9_]+(/run-\d+-\d+-[A-Za-z0-9_]+)?", "<SCRATCH>", text)
     text = re.sub(r"(duration +)\d+\.\d+ s", r"\1<SECONDS> s", text)
-    text = re.sub(r"(tokens +)\d+ \(input \d+, output \d+\)", r"\1<TOKENS>", text)
+    # token counts follow the scratch paths' length; cache, reasoning and cost do not
+    text = re.sub(r"tokens \d+( \(\d+ of \d+ messages? did not report\))? \(input \d+, output \d+,",
+                  r"tokens <TOKENS>\1 (input <N>, output <N>,", text)
     text = re.sub(r"grade-regraded-\d{14}(-\d+)?", "grade-regraded-<STAMP>", text)
     return text
 

@@ -152,3 +152,35 @@ def test_render_report_is_pure() -> None:
         "\n"
         "1 problem found\n"
     )
+
+
+def test_check_prints_the_plan_a_run_would_start(root: Path) -> None:
+    report, _ok = check_path(Path("suite.json"), root)
+    assert report.splitlines()[1] == (
+        "plan: 3 group(s) × 2 variant(s) × 1 trial(s) = 6 pi run(s); models: scripted/release-notes-activation, "
+        "scripted/release-notes-body, scripted/release-notes-errors")
+    _edit(root / "groups" / "release-notes-body.json", lambda d: d.pop("model"))
+    report, _ok = check_path(Path("suite.json"), root, variants=1, trials=5)
+    assert report.splitlines()[1] == (
+        "plan: 3 group(s) × 1 variant(s) × 5 trial(s) = 15 pi run(s); models: pi's default, "
+        "scripted/release-notes-activation, scripted/release-notes-errors")
+    (root / "groups" / "release-notes-body.json").write_text('{"schema_version": 1, "kind": "group", "id": "Bad"}')
+    report, _ok = check_path(Path("suite.json"), root)
+    assert report.splitlines()[1].endswith("= 4 pi run(s); models: scripted/release-notes-activation, "
+                                           "scripted/release-notes-errors (1 group(s) that do not load are not counted)")
+
+
+def test_check_plan_is_the_collect_only_plan_line(root: Path) -> None:
+    """``skill-eval check --variant … --skill-eval-trials N`` and ``pytest --collect-only -v`` with
+    the same selection print the same plan line (one function makes both)."""
+    check = subprocess.run([sys.executable, "-m", "pytest_skill_eval", "check", "suite.json", "--variant", "candidate",
+                            "--skill-eval-trials", "3"], cwd=root, capture_output=True, text=True, check=False)
+    plan = check.stdout.splitlines()[1].removeprefix("plan: ")
+    assert plan.startswith("3 group(s) × 1 variant(s) × 3 trial(s) = 9 pi run(s); models: "), check.stdout
+    collect = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--skill-eval", "suite.json",
+                              "--skill-eval-variant", "candidate", "--skill-eval-trials", "3", "--collect-only", "-v"],
+                             cwd=root, capture_output=True, text=True, check=False)
+    assert plan in collect.stdout.splitlines(), collect.stdout
+    bad = subprocess.run([sys.executable, "-m", "pytest_skill_eval", "check", "suite.json", "--skill-eval-trials", "0"],
+                         cwd=root, capture_output=True, text=True, check=False)
+    assert bad.returncode != 0 and "at least 1" in bad.stderr
