@@ -31,6 +31,7 @@ from pytest_skill_eval.evidence.records import (
     ResultRecord,
     SelectionRecord,
     ShardRecord,
+    VariantUsage,
 )
 from pytest_skill_eval.policy import Judgement
 from pytest_skill_eval.render.text import escape_path
@@ -229,8 +230,11 @@ def _merged_record(inputs: Sequence[ShardInput], result_id: str) -> ResultRecord
     groups: list[ResultGroup] = sorted((g for item in inputs for g in item.result.groups), key=lambda g: g.position)
     interrupted = any(item.result.state == "cancelled" for item in inputs)
     first = inputs[0].result
+    # the batch's tokens and cost as the one run would have summed them (none from shards that predate them)
+    usage = (sum((g.usage for g in groups if g.usage is not None), VariantUsage())
+             if any(item.result.usage is not None for item in inputs) else None)
     return ResultRecord(result_id, batch_state([g.state for g in groups], interrupted), tuple(groups),
-                        first.trials, first.seed)
+                        first.trials, first.seed, usage=usage)
 
 
 def _merge_json(result_id: str, inputs: Sequence[ShardInput]) -> dict[str, Any]:
