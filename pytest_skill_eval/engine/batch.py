@@ -11,6 +11,7 @@ from pytest_skill_eval.evidence.records import (
     BatchState,
     DefinitionRecord,
     GroupRecord,
+    ProvenanceRecord,
     ResultGroup,
     ResultRecord,
     RunRecord,
@@ -23,7 +24,8 @@ _VARIANTS: tuple[VariantName, VariantName] = ("baseline", "candidate")
 
 
 def write_batch_summary(result_dir: Path, result_id: str, *, interrupted: bool, stopped: str | None = None,
-                        trials: int = 1, seed: str | None = None) -> ResultRecord:
+                        trials: int = 1, seed: str | None = None,
+                        provenance: ProvenanceRecord | None = None) -> ResultRecord:
     """Write ``result.json`` (last): one entry per selected group, whether or not it ran.
 
     The selection comes from ``selection.json``; a selected group with no directory never
@@ -53,7 +55,7 @@ def write_batch_summary(result_dir: Path, result_id: str, *, interrupted: bool, 
     groups.extend(_persisted_entry(gdir, interrupted) for gdir in on_disk.values())
     groups.sort(key=lambda g: g.position)
     summary = ResultRecord(result_id, _batch_state([g.state for g in groups], interrupted), tuple(groups),
-                           trials if trials > 1 else None, seed)
+                           trials if trials > 1 else None, seed, provenance)
     store.write_json(result_dir / "result.json", summary.to_json())
     return summary
 
