@@ -95,13 +95,11 @@ class VariantEvidence:
         for rel, n in counts.items():
             self.count(f"snapshot/{rel}", n)
 
-    def store_script(self, model: str, path: Path, root: Path) -> None:
-        """The scripted stand-in's script, into the object store."""
+    def store_script(self, model: str, path: Path, shown: str) -> None:
+        """The scripted stand-in's script (read from *path*, named *shown*), into the object store."""
         if self.result_dir is None:
             return
         data, n = self.redactor.data(path.read_bytes()) if self.redactor.active else (path.read_bytes(), 0)
-        shown = path.resolve().relative_to(root.resolve()).as_posix() if path.resolve().is_relative_to(root.resolve()) \
-            else str(path)
         self.count(f"snapshot/script/{shown}", n)
         self.script = records.StoredScript(model, shown, objects.put(self.result_dir, data))
 
@@ -227,11 +225,12 @@ def _store_script(group: Group, cfg: EngineConfig, evidence: VariantEvidence) ->
     """The scripted stand-in's script of a scripted group, into the object store."""
     # a model backend other than the router (a test's fake) has no script to store
     script_path = getattr(cfg.models, "script_path", None)
-    if script_path is None or group.model is None:
+    script_origin = getattr(cfg.models, "script_origin", None)
+    if script_path is None or script_origin is None or group.model is None:
         return
     path = script_path(group)
     if isinstance(path, Path):
-        evidence.store_script(group.model.model, path, cfg.root)
+        evidence.store_script(group.model.model, path, str(script_origin(path)))
 
 
 def prepare(group: Group, variant: Variant, base: Path, cfg: EngineConfig, start: RunRecord,

@@ -29,12 +29,14 @@ class ModelRouter:
     """Implements the engine's ``ModelBackend``: resolves a group's model to providers."""
 
     def __init__(self, root: Path, script_dirs: Sequence[Path] = (), *, seed: str = "",
-                 scripts: Callable[[Group, str], Path] | None = None) -> None:
+                 scripts: Callable[[Group, str], Path] | None = None,
+                 origins: Callable[[Path], str | None] | None = None) -> None:
         self.root = root.resolve()
         self.seed = seed
         self.script_dirs = tuple(script_dirs)
         #: where a group's script comes from instead of beside its file (a rerun: the stored script)
         self.scripts = scripts
+        self.origins = origins
         self._server: ScriptedModelServer | None = None
         self._lock = threading.Lock()
 
@@ -59,6 +61,14 @@ class ModelRouter:
         if provider != SCRIPTED or model_id is None:
             return None
         return self.find_script(group, model_id)
+
+    def script_origin(self, path: Path) -> str:
+        """Where a script file came from, as evidence names it: relative to the root when inside it."""
+        origin = self.origins(path) if self.origins is not None else None
+        if origin is not None:
+            return origin
+        resolved = path.resolve()
+        return resolved.relative_to(self.root).as_posix() if resolved.is_relative_to(self.root) else str(path)
 
     def find_script(self, group: Group, name: str) -> Path:
         """``scripts/<name>.json`` beside the group file or in any directory up to the root."""

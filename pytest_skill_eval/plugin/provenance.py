@@ -91,11 +91,12 @@ def argv_secrets(result_dir: Path, env: Mapping[str, str], auth_file: Path | Non
     return [*values, *auth_secrets(auth_file).values()]
 
 
-def redacted_argv(args: tuple[str, ...] | list[str], secrets: list[str]) -> tuple[str, ...]:
+def redacted(values: list[str], secrets: list[str]) -> list[str]:
+    """*values* with every spelling of every secret replaced by the redaction marker."""
     from pytest_skill_eval.sources.redaction import Redactor
 
     redactor = Redactor.of(secrets)
-    return tuple(redactor.text(str(a))[0] for a in args)
+    return [redactor.text(str(v))[0] for v in values]
 
 
 def build_provenance(session: SkillEvalSession, env: Mapping[str, str]) -> ProvenanceRecord:
@@ -108,11 +109,16 @@ def build_provenance(session: SkillEvalSession, env: Mapping[str, str]) -> Prove
     def shown(path: Path) -> str:
         return path.relative_to(session.root).as_posix() if path.is_relative_to(session.root) else str(path)
 
+    secrets = argv_secrets(session.result_dir, env, auth)
+
+    def clean(value: str | None) -> str | None:
+        return redacted([value], secrets)[0] if value else None
+
     selection: dict[str, Any] = {
         "paths": [shown(p) for p in session.declared] if session.rerun is None else [],
-        "keyword": opt("keyword") or None,
-        "markers": opt("markexpr") or None,
-        "group": session.group_selector,
+        "keyword": clean(opt("keyword")),
+        "markers": clean(opt("markexpr")),
+        "group": clean(session.group_selector),
         "variants": sorted(session.selected),
         "workers": str(opt("numprocesses", None)) if opt("numprocesses", None) not in (None, 0) else None,
     }
@@ -127,6 +133,6 @@ def build_provenance(session: SkillEvalSession, env: Mapping[str, str]) -> Prove
         alpha=settings.alpha,
         provider_timeout_s=settings.provider_timeout_s,
         rerun_infra=settings.rerun_infra,
-        argv=redacted_argv(list(config.invocation_params.args), argv_secrets(session.result_dir, env, auth)),
+        argv=tuple(redacted(list(config.invocation_params.args), secrets)),
         rerun_of=session.rerun.result_id if session.rerun is not None else None,
     )

@@ -223,7 +223,8 @@ class SkillEvalSession:
 
             stall = opt("skill_eval_stall_timeout")
             self._router = ModelRouter(self.root, seed=self.settings.seed,
-                                       scripts=self.rerun.script if self.rerun is not None else None)
+                                       scripts=self.rerun.script if self.rerun is not None else None,
+                                       origins=self.rerun.script_origin if self.rerun is not None else None)
             layout.ensure_runs_dir(self.root)
             self._engine_config = EngineConfig(
                 root=self.root,

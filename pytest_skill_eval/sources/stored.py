@@ -34,6 +34,8 @@ class StoredResult:
                            if (d / "definition.json").is_file()}
         self._runs: dict[int, dict[VariantName, RunRecord]] = {}
         self._scratch: Path | None = None
+        #: where each materialised script came from in the stored run
+        self._origins: dict[Path, str] = {}
 
     def check_rerunnable(self) -> None:
         """An :class:`EvidenceError` saying why this result cannot be rerun, if it cannot."""
@@ -98,8 +100,13 @@ class StoredResult:
                     if not path.is_file():
                         path.parent.mkdir(parents=True, exist_ok=True)
                         path.write_bytes(objects.read(self.result_dir, script.sha256))
+                    self._origins[path] = script.path
                     return path
         raise ScriptError(f"no script for model {model!r} in the stored result {self.result_id}")
+
+    def script_origin(self, path: Path) -> str | None:
+        """The stored path of a script :meth:`script` materialised (None for any other file)."""
+        return self._origins.get(path)
 
     def close(self) -> None:
         if self._scratch is not None:
