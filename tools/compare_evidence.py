@@ -4,7 +4,8 @@ A refactoring must not change what a run stores. This script runs the example su
 (every group, through the real host, with the embedded scripted model) with the plugin
 installed in a given virtual environment, normalises what legitimately differs between two
 runs of the same code (result ids, times, durations, scratch directories, pi's session and
-message ids, process ids, token counts (they follow the scratch paths' length), the order
+message ids, process ids, token counts (they follow the scratch paths' length), the
+versions and random seed in ``result.json`` provenance, the order
 of pi's events (parallel tool calls finish in any order), and pi's streaming
 `message_update` records, which split text wherever the socket delivered it), and writes a digest: one entry per evidence file, with the
 normalised text for JSON and text files and a hash for everything else.
@@ -45,6 +46,8 @@ TIME_KEYS = frozenset({
     "started_at", "ended_at", "turn_times", "duration", "duration_s", "elapsed", "timestamp",
     "created_at", "finished_at", "pid", "regraded_at", "durationMs", "ttftMs", "elapsedMs",
 })
+#: ``result.json`` provenance fields that name the machine's versions or a random seed.
+PROVENANCE_VOLATILE = frozenset({"versions", "hosts", "seed"})
 #: Numbers that look like epoch seconds or milliseconds (2020 .. 2040).
 EPOCH_S = (1.58e9, 2.21e9)
 EPOCH_MS = (1.58e12, 2.21e12)
@@ -75,6 +78,9 @@ def _normalise_json(value: Any, root: str) -> Any:
                 out[key] = "<time>"
             elif key == "usage":
                 out[key] = _counts(item)
+            elif key == "provenance" and isinstance(item, dict):
+                out[key] = {k: "<provenance>" if k in PROVENANCE_VOLATILE else _normalise_json(v, root)
+                            for k, v in item.items()}
             else:
                 out[_normalise_text(str(key), root)] = _normalise_json(item, root)
         return out
