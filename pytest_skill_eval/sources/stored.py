@@ -10,7 +10,6 @@ are materialised from the result's ``objects/`` store, through each variant's ``
 from __future__ import annotations
 
 import shutil
-import tempfile
 from pathlib import Path
 
 from pytest_skill_eval.definitions.loading import group_from_document
@@ -95,7 +94,9 @@ class StoredResult:
                 script = run.snapshot.script if run.snapshot is not None else None
                 if script is not None and script.model == model:
                     if self._scratch is None:
-                        self._scratch = Path(tempfile.mkdtemp(prefix="skill-eval-rerun-scripts-"))
+                        from pytest_skill_eval.sources.scratch import new_run_dir
+
+                        self._scratch = new_run_dir()  # private, and swept if this process is killed
                     path = self._scratch / script.sha256 / f"{name}.json"
                     if not path.is_file():
                         path.parent.mkdir(parents=True, exist_ok=True)

@@ -107,3 +107,13 @@ def test_a_secret_in_an_input_is_stored_as_the_marker(tmp_path: Path) -> None:
     assert counts == {"workspace/notes.txt": 1}
     stored = objects.read(result, files["workspace/notes.txt"][0])
     assert secret.encode() not in stored and b"redacted" in stored
+
+
+def test_a_temporary_object_a_killed_writer_left_is_swept(tmp_path: Path) -> None:
+    from pytest_skill_eval.evidence.layout import sweep_staging
+
+    digest = objects.put(tmp_path, b"kept")
+    left = objects.object_path(tmp_path, digest).parent / f".{digest[:8]}.abcd1234.tmp"
+    left.write_bytes(b"partial")
+    assert sweep_staging(tmp_path) == [left]
+    assert objects.read(tmp_path, digest) == b"kept"
