@@ -175,3 +175,38 @@ def test_rerun_of_a_result_without_a_store_says_why_it_cannot(project: Path, pyt
     missing = subprocess.run([sys.executable, "-m", "pytest_skill_eval", "rerun", "20990101000000-00000000"],
                              cwd=project, capture_output=True, text=True, timeout=300, check=False)
     assert missing.returncode == 2 and "no stored result '20990101000000-00000000'" in missing.stderr
+
+
+def _git(project: Path, *args: str) -> str:
+    return subprocess.run(["git", "-c", "user.name=t", "-c", "user.email=t@example.invalid", *args], cwd=project,
+                          check=True, capture_output=True, text=True).stdout.strip()
+
+
+def test_a_git_baseline_reruns_from_the_commit_it_resolved_to_not_where_the_ref_points_now(
+        project: Path, pytester: pytest.Pytester) -> None:
+    group = dict(GROUPS["improves"], id="from-git")
+    group["variants"] = dict(group["variants"], baseline=dict(group["variants"]["baseline"],
+                                                              source={"kind": "git", "ref": "HEAD"}))
+    write_json(project / "groups" / "from-git.json", group)
+    write_json(project / "git.json", suite("git", ["groups/from-git.json"]))
+    _git(project, "init", "-q")
+    _git(project, "add", "-A")
+    _git(project, "commit", "-qm", "first")
+    first = _git(project, "rev-parse", "HEAD")
+    committed = _git(project, "show", f"HEAD:{BEFORE}/SKILL.md") + "\n"
+    pytester.runpytest("--skill-eval", "git.json").assert_outcomes(passed=1)
+    (original,) = result_dirs(project)
+    baseline = read_json(original / "groups" / "001-from-git" / "baseline" / "run.json")
+    digest = baseline["snapshot"]["files"][f"resources/skills/0/{Path(BEFORE).name}/SKILL.md"]["sha256"]
+    assert _object(original, digest).decode() == committed
+    # HEAD moves on: a rerun must still get the commit the original resolved
+    (project / BEFORE / "SKILL.md").write_text("---\nname: release-notes\ndescription: Moved on.\n---\nNew.\n")
+    _git(project, "commit", "-qam", "second")
+    result = pytester.runpytest_subprocess(f"--skill-eval-rerun={original}", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    (rerun,) = [d for d in result_dirs(project) if d != original]
+    again = read_json(rerun / "groups" / "001-from-git" / "baseline" / "run.json")
+    assert again["snapshot"] == baseline["snapshot"]
+    assert again["source"] == baseline["source"] == {"kind": "git", "ref": "HEAD", "commit": first,
+                                                     "root": str(project)}
+    assert _verdicts(rerun) == _verdicts(original)
