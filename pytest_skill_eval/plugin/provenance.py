@@ -56,7 +56,11 @@ def _node_version(node: str, cache: dict[str, str | None]) -> str | None:
 
 
 def _run_files(result_dir: Path) -> list[Path]:
-    return sorted(result_dir.glob("groups/*/**/run.json"))
+    """Every run record of the result, and nothing a subject wrote into a stored workspace."""
+    patterns = ("groups/*/{v}/run.json", "groups/*/{v}-attempts/*/run.json", "groups/*/trials/*/{v}/run.json",
+                "groups/*/trials/*/{v}-attempts/*/run.json")
+    return sorted({p for pattern in patterns for v in ("baseline", "candidate")
+                   for p in result_dir.glob(pattern.format(v=v))})
 
 
 def hosts_used(result_dir: Path) -> tuple[dict[str, str | None], ...]:

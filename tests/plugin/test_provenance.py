@@ -210,3 +210,23 @@ def test_a_git_baseline_reruns_from_the_commit_it_resolved_to_not_where_the_ref_
     assert again["source"] == baseline["source"] == {"kind": "git", "ref": "HEAD", "commit": first,
                                                      "root": str(project)}
     assert _verdicts(rerun) == _verdicts(original)
+
+
+def test_a_result_with_trials_reruns_with_its_trials_and_seed(project: Path, pytester: pytest.Pytester) -> None:
+    write_json(project / "one.json", suite("one", ["groups/improves.json"]))
+    pytester.runpytest("--skill-eval", "one.json", "--skill-eval-trials", "2").assert_outcomes(passed=1)
+    (original,) = result_dirs(project)
+    shutil.rmtree(project / "scripts")
+    done = subprocess.run([sys.executable, "-m", "pytest_skill_eval", "rerun", original.name], cwd=project,
+                          capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    (rerun,) = [d for d in result_dirs(project) if d != original]
+    first, again = read_json(original / "result.json"), read_json(rerun / "result.json")
+    assert again["trials"] == first["trials"] == 2
+    assert again["provenance"]["seed"] == first["provenance"]["seed"]
+    assert _verdicts(rerun) == _verdicts(original)
+    group = "groups/001-improves"
+    for trial in ("001", "002"):
+        for name in ("baseline", "candidate"):
+            stored = read_json(original / group / "trials" / trial / name / "run.json")["snapshot"]
+            assert read_json(rerun / group / "trials" / trial / name / "run.json")["snapshot"] == stored
