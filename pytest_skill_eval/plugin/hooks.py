@@ -91,7 +91,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 #: Options whose value is a path: written as a separate argument, pytest's rootdir search
 #: (which runs before any plugin adds its options) takes the value for a test path.
-PATH_OPTIONS = ("--skill-eval-models", "--skill-eval-auth", "--skill-eval-host")
+PATH_OPTIONS = ("--skill-eval-models", "--skill-eval-auth", "--skill-eval-host", "--skill-eval-rerun")
 
 
 def separate_path_option_problem(config: pytest.Config, parser: pytest.Parser) -> str | None:
