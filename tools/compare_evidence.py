@@ -4,7 +4,8 @@ A refactoring must not change what a run stores. This script runs the example su
 (every group, through the real host, with the embedded scripted model) with the plugin
 installed in a given virtual environment, normalises what legitimately differs between two
 runs of the same code (result ids, times, durations, scratch directories, pi's session and
-message ids, process ids, token counts (they follow the scratch paths' length), the order
+message ids, process ids, token counts (they follow the scratch paths' length), the
+versions and random seed in ``result.json`` provenance, the order
 of pi's events (parallel tool calls finish in any order), and pi's streaming
 `message_update` records, which split text wherever the socket delivered it), and writes a digest: one entry per evidence file, with the
 normalised text for JSON and text files and a hash for everything else.
@@ -50,6 +51,8 @@ TIME_KEYS = frozenset({
     "started_at", "ended_at", "turn_times", "duration", "duration_s", "elapsed", "timestamp",
     "created_at", "finished_at", "pid", "regraded_at", "durationMs", "ttftMs", "elapsedMs",
 })
+#: ``result.json`` provenance fields that name the machine's versions or a random seed.
+PROVENANCE_VOLATILE = frozenset({"versions", "hosts", "seed"})
 #: Numbers that look like epoch seconds or milliseconds (2020 .. 2040).
 EPOCH_S = (1.58e9, 2.21e9)
 EPOCH_MS = (1.58e12, 2.21e12)
@@ -82,6 +85,9 @@ def _normalise_json(value: Any, root: str | tuple[str, ...]) -> Any:
                 out[key] = "<time>"
             elif key == "usage":
                 out[key] = _counts(item)
+            elif key == "provenance" and isinstance(item, dict):
+                out[key] = {k: "<provenance>" if k in PROVENANCE_VOLATILE else _normalise_json(v, root)
+                            for k, v in item.items()}
             else:
                 out[_normalise_text(str(key), root)] = _normalise_json(item, root)
         return out
@@ -131,7 +137,9 @@ def digest_result(result: Path, roots: tuple[str, ...], skip: frozenset[str] = f
     For comparing a merged result (``skill-eval merge``) with a single run of the same suite:
     *skip* names result-relative files to leave out (``merge.json``, which only a merge writes).
     The scripted model's response ids are numbered per process (each shard, each xdist
-    worker counts from 1), so they read as ``<prefix><n>`` here.
+    worker counts from 1), so they read as ``<prefix><n>`` here. ``result.json`` provenance
+    ``argv`` and ``selection.workers`` name each run's own command line (a shard's has its
+    ``--skill-eval-shard``, and ``-n`` when it had one), so they read as placeholders too.
     """
     digest: dict[str, str] = {}
     for path in sorted(result.rglob("*")):
@@ -142,7 +150,22 @@ def digest_result(result: Path, roots: tuple[str, ...], skip: frozenset[str] = f
             digest[rel] = "symlink:" + str(path.readlink())
         elif path.is_file():
             digest[rel] = SCRIPTED_RESPONSE_ID.sub(r"\1<n>", _entry(path, roots))
+            if rel == "result.json":
+                digest[rel] = _without_command_line(digest[rel])
     return digest
+
+
+def _without_command_line(text: str) -> str:
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return text
+    provenance = data.get("provenance") if isinstance(data, dict) else None
+    if isinstance(provenance, dict):
+        provenance["argv"] = "<argv>"
+        if isinstance(provenance.get("selection"), dict):
+            provenance["selection"]["workers"] = "<workers>"
+    return json.dumps(data, indent=2, ensure_ascii=False)
 
 
 def _result_key(path: Path) -> str:

@@ -1,4 +1,4 @@
-"""``skill-eval``: run, list, view, regrade, check, init, and manage the pi host.
+"""``skill-eval``: run, rerun, list, view, regrade, check, init, and manage the pi host.
 
 ``run`` drives the same machinery as the pytest plugin (it runs pytest in-process) and
 keeps the seed's exit-code contract: failed checks exit 0; invalid, infrastructure
@@ -71,6 +71,17 @@ def _parser() -> argparse.ArgumentParser:
                        help="A shard result: result id, unique prefix, or result directory")
     merge.add_argument("-o", "--into", metavar="DIR", type=Path,
                        help="Directory to write the merged result into (default: .skill-eval/runs)")
+    rerun = sub.add_parser(
+        "rerun", help="Run the groups of a stored result again from the inputs it stored, into a new result",
+        usage="skill-eval rerun [-h] target [-- PYTEST_ARGS ...]",
+        epilog="Definitions, fixture, bundles, skills, context and scripts come from the stored result, not from the "
+               "working tree or Git; the settings (fail-on, trials, seed, pass rate, alpha, provider timeout, "
+               "rerun-infra) and the variant selection are the stored result's. Arguments after -- go to pytest "
+               "(e.g. -- -n 2 -k <group-id>, or --skill-eval-auth=FILE for a real provider). "
+               "Exit status: pytest's (0 every group passed under the stored fail-on policy, 1 some failed or "
+               "errored, 2 cancelled, 4 usage error, e.g. a result written before results stored their inputs).",
+    )
+    rerun.add_argument("target", help="Result id, a unique prefix of one, 'latest', or a result directory")
 
     regrade = sub.add_parser("regrade", help="Re-grade stored evidence without running any subject")
     regrade.add_argument("target", help="Result id, a unique prefix of one, 'latest', or a result directory")
@@ -105,7 +116,7 @@ def _parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     pytest_args: list[str] = []
-    if argv[:1] == ["run"] and "--" in argv:
+    if argv[:1] in (["run"], ["rerun"]) and "--" in argv:
         # split by hand: argparse would let pytest's options swallow --group/--variant
         cut = argv.index("--")
         argv, pytest_args = argv[:cut], argv[cut + 1:]
@@ -119,6 +130,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if args.command == "run":
             return _run(args)
+        if args.command == "rerun":
+            from pytest_skill_eval.commands.rerun import rerun
+
+            return rerun(args.target, Path.cwd(), list(args.pytest_args))
         if args.command == "view":
             from pytest_skill_eval.commands.view import render_checked
 

@@ -19,14 +19,16 @@ from __future__ import annotations
 import os
 import shutil
 import tempfile
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from pytest_skill_eval.errors import EvidenceError, SkillEvalError
 from pytest_skill_eval.evidence import layout, store
+from pytest_skill_eval.evidence.objects import OBJECTS_DIR
 from pytest_skill_eval.evidence.records import (
+    ProvenanceRecord,
     ResultGroup,
     ResultRecord,
     SelectionRecord,
@@ -208,6 +210,7 @@ def merge(targets: Sequence[str], cwd: Path, into: Path | None = None) -> Merged
         for item in inputs:
             for gdir in item.group_dirs:
                 shutil.copytree(gdir, groups / gdir.name, symlinks=True)
+        _copy_objects(inputs, staging)
         planned = sorted((g for item in inputs for g in item.selection.groups), key=lambda g: (g.position, g.dir))
         selection = SelectionRecord(inputs[0].selection.variants, tuple(planned))
         store.write_json(staging / layout.SELECTION_FILE, selection.to_json())
@@ -234,7 +237,39 @@ def _merged_record(inputs: Sequence[ShardInput], result_id: str) -> ResultRecord
     usage = (sum((g.usage for g in groups if g.usage is not None), VariantUsage())
              if any(item.result.usage is not None for item in inputs) else None)
     return ResultRecord(result_id, batch_state([g.state for g in groups], interrupted), tuple(groups),
-                        first.trials, first.seed, usage=usage)
+                        first.trials, first.seed, usage=usage, provenance=_merged_provenance(inputs))
+
+
+def _merged_provenance(inputs: Sequence[ShardInput]) -> ProvenanceRecord | None:
+    """Shard 1's provenance (the shards agree on definitions and settings; merge.json names
+    each shard), with the pi hosts every shard used; None when shard 1 recorded none."""
+    first = inputs[0].result.provenance
+    if first is None:
+        return None
+    hosts: list[Mapping[str, str | None]] = []
+    for item in inputs:
+        for host in item.result.provenance.hosts if item.result.provenance is not None else ():
+            if host not in hosts:
+                hosts.append(host)
+    return replace(first, hosts=tuple(hosts))
+
+
+def _copy_objects(inputs: Sequence[ShardInput], dest: Path) -> None:
+    """Every shard's stored inputs into the merged result's ``objects/`` (each content once),
+    so ``skill-eval rerun`` works on the merge as on the shards."""
+    for item in inputs:
+        source = item.path / OBJECTS_DIR
+        if not source.is_dir():
+            continue
+        for level in sorted(source.iterdir()):
+            if not level.is_dir():
+                continue
+            (dest / OBJECTS_DIR / level.name).mkdir(parents=True, exist_ok=True)
+            for obj in sorted(level.iterdir()):
+                target = dest / OBJECTS_DIR / level.name / obj.name
+                if obj.name.startswith(".") or target.exists():
+                    continue  # a writer's temporary file, or content another shard stored too
+                shutil.copy2(obj, target)
 
 
 def _merge_json(result_id: str, inputs: Sequence[ShardInput]) -> dict[str, Any]:

@@ -12,6 +12,7 @@ from pytest_skill_eval.evidence.records import (
     BatchState,
     DefinitionRecord,
     GroupRecord,
+    ProvenanceRecord,
     ResultGroup,
     ResultRecord,
     RunRecord,
@@ -29,7 +30,8 @@ _VARIANTS: tuple[VariantName, VariantName] = ("baseline", "candidate")
 
 
 def write_batch_summary(result_dir: Path, result_id: str, *, interrupted: bool, stopped: str | None = None,
-                        trials: int = 1, seed: str | None = None, shard: Shard | None = None) -> ResultRecord:
+                        trials: int = 1, seed: str | None = None, shard: Shard | None = None,
+                        provenance: ProvenanceRecord | None = None) -> ResultRecord:
     """Write ``result.json`` (last): one entry per selected group, whether or not it ran.
 
     The selection comes from ``selection.json``; a selected group with no directory never
@@ -61,7 +63,7 @@ def write_batch_summary(result_dir: Path, result_id: str, *, interrupted: bool, 
     usage = sum((g.usage for g in groups if g.usage is not None), VariantUsage())
     summary = ResultRecord(result_id, batch_state([g.state for g in groups], interrupted), tuple(groups),
                            trials if trials > 1 else None, seed,
-                           ShardIndex(shard.index, shard.count) if shard is not None else None, usage)
+                           ShardIndex(shard.index, shard.count) if shard is not None else None, usage, provenance)
     store.write_json(result_dir / "result.json", summary.to_json())
     return summary
 

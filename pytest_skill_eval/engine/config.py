@@ -6,7 +6,7 @@ import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from pytest_skill_eval.definitions.model import VARIANTS, Group, VariantName
 from pytest_skill_eval.grading.aggregate import TrialGrade
@@ -14,6 +14,9 @@ from pytest_skill_eval.grading.results import GroupGrade
 from pytest_skill_eval.host.driver import Safeguards
 from pytest_skill_eval.host.install import HostInstallation
 from pytest_skill_eval.host.launch import DEFAULT_PROVIDER_TIMEOUT_S
+
+if TYPE_CHECKING:
+    from pytest_skill_eval.sources.isolation import GroupSources
 
 GUARD_PREFIX = "skill-eval guard blocked"
 Progress = Callable[[str], None]
@@ -45,6 +48,16 @@ class EngineConfig:
     rerun_infra: int = 0
     #: pi's provider request timeout, recorded in run.json (default: the emergency ceiling)
     provider_timeout_s: float = DEFAULT_PROVIDER_TIMEOUT_S
+    #: where a group's inputs come from, by group and position (default: the definition root; a
+    #: rerun: the stored result's object store)
+    sources: Callable[[Group, int], GroupSources] | None = None
+
+    def group_sources(self, group: Group, position: int) -> GroupSources:
+        if self.sources is not None:
+            return self.sources(group, position)
+        from pytest_skill_eval.sources.isolation import DeclaredSources
+
+        return DeclaredSources(group, self.root)
 
 
 @dataclass(frozen=True, slots=True)

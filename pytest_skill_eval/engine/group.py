@@ -20,11 +20,10 @@ from pytest_skill_eval.evidence import layout, reader, records, store
 from pytest_skill_eval.grading.aggregate import Trial, aggregate
 from pytest_skill_eval.grading.results import GradeError, GroupGrade
 from pytest_skill_eval.sources.isolation import (
+    GroupSources,
     RevisionCheck,
     auth_secrets,
     check_description_revision,
-    snapshot_bundles,
-    snapshot_fixture,
 )
 from pytest_skill_eval.sources.redaction import Redactor, unsafe_reason
 from pytest_skill_eval.sources.scratch import new_run_dir
@@ -40,6 +39,8 @@ class Shared:
     bundles: Path
     error: str | None
     revision: RevisionCheck | None
+    #: where the variants' skills and context come from
+    sources: GroupSources | None = None
 
 
 def run_group(group: Group, position: int, cfg: EngineConfig, *, suite: Suite | None = None) -> GroupOutcome:
@@ -56,7 +57,7 @@ def run_group(group: Group, position: int, cfg: EngineConfig, *, suite: Suite | 
         return run_trials(group, position, group_dir, cfg, suite_ref, redactor)
     scratch = new_run_dir()
     try:
-        shared = prepare_shared(group, scratch, cfg)
+        shared = prepare_shared(group, scratch, cfg, cfg.group_sources(group, position))
         outcomes, cancelled = run_variants(group, group_dir, scratch, shared, cfg, redactor)
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
@@ -66,25 +67,27 @@ def run_group(group: Group, position: int, cfg: EngineConfig, *, suite: Suite | 
     return outcome
 
 
-def prepare_shared(group: Group, scratch: Path, cfg: EngineConfig) -> Shared:
+def prepare_shared(group: Group, scratch: Path, cfg: EngineConfig, sources: GroupSources | None = None) -> Shared:
     """Snapshot the fixture and the extension bundles once, and check a description group's revision."""
+    if sources is None:
+        sources = cfg.group_sources(group, 0)
     error: str | None = None
     fixture = scratch / "fixture"
     fixture.mkdir()
     bundles = scratch / "bundles"
     try:
-        if group.fixture is not None:
-            snapshot_fixture(cfg.root, group.fixture, fixture)
+        sources.snapshot_fixture(fixture)
     except (SkillEvalError, OSError) as exc:
         error = f"fixture {group.fixture!r}: {exc}"
     try:
-        snapshot_bundles(cfg.root, group, bundles)
+        sources.snapshot_bundles(bundles)
     except (SkillEvalError, OSError) as exc:
         error = error or str(exc)
-    revision = check_description_revision(group, scratch / "revision-check", cfg.root) if error is None else None
+    revision = (check_description_revision(group, scratch / "revision-check", cfg.root, sources)
+                if error is None else None)
     if revision is not None and revision.state == "failed" and error is None:
         error = revision.reason
-    return Shared(fixture, bundles, error, revision)
+    return Shared(fixture, bundles, error, revision, sources)
 
 
 def run_variants(group: Group, group_dir: Path, scratch: Path, shared: Shared, cfg: EngineConfig,
@@ -124,7 +127,7 @@ def _run_with_reruns(group: Group, name: VariantName, shared: Shared, scratch: P
     attempts: list[records.AttemptRecord] = []
     for attempt in range(1, cfg.rerun_infra + 2):
         outcome = run_variant(group, group.variant(name), shared.fixture, shared.bundles, scratch / name, run_dir, cfg,
-                              redactor, trial)
+                              redactor, trial, sources=shared.sources)
         # nothing of a finished variant may be reachable while its counterpart (or next attempt) runs
         shutil.rmtree(scratch / name, ignore_errors=True)
         if outcome.state != "infrastructure-failed" or attempt > cfg.rerun_infra:
@@ -159,7 +162,7 @@ def run_trials(group: Group, position: int, group_dir: Path, cfg: EngineConfig, 
     per_trial: list[dict[str, VariantOutcome]] = []
     cancelled = False
     try:
-        shared = prepare_shared(group, scratch, cfg)
+        shared = prepare_shared(group, scratch, cfg, cfg.group_sources(group, position))
         for number, order in arms:
             trial_dir = layout.trial_dir(group_dir, number)
             outcomes, cancelled = run_variants(group, trial_dir, scratch / f"trial-{number}", shared, cfg, redactor,

@@ -32,7 +32,7 @@ from pytest_skill_eval.errors import (
     ScriptError,
     SourceError,
 )
-from pytest_skill_eval.evidence import records, store
+from pytest_skill_eval.evidence import objects, records, store
 from pytest_skill_eval.evidence.records import RunRecord
 from pytest_skill_eval.grading.kinds import WORKSPACE_KINDS
 from pytest_skill_eval.host.driver import HostRun, run_json, run_rpc
@@ -56,6 +56,7 @@ from pytest_skill_eval.host.protocol import (
 from pytest_skill_eval.scripted.server import ARM_HEADER
 from pytest_skill_eval.scripted.server import PROVIDER as SCRIPTED
 from pytest_skill_eval.sources.isolation import (
+    GroupSources,
     context_files,
     inherited_values,
     materialise_resources,
@@ -75,6 +76,32 @@ class VariantEvidence:
     run_dir: Path
     redactor: Redactor
     redactions: dict[str, int] = field(default_factory=dict)
+    #: the result directory whose ``objects/`` store holds the run's inputs (None: not stored)
+    result_dir: Path | None = None
+    stored: dict[str, records.StoredFile] = field(default_factory=dict)
+    script: records.StoredScript | None = None
+
+    def store_inputs(self, base: Path, top: str) -> None:
+        """Every file under ``base/top`` as the variant gets it, into the result's object store.
+
+        Redacted like every other evidence byte: a secret in an input is stored as the marker
+        (and counted under ``snapshot/<path>``), so a rerun sees the marker there.
+        """
+        if self.result_dir is None:
+            return
+        files, counts = objects.store_tree(self.result_dir, base, top,
+                                           self.redactor.data if self.redactor.active else None)
+        self.stored.update({rel: records.StoredFile(digest, mode) for rel, (digest, mode) in files.items()})
+        for rel, n in counts.items():
+            self.count(f"snapshot/{rel}", n)
+
+    def store_script(self, model: str, path: Path, shown: str) -> None:
+        """The scripted stand-in's script (read from *path*, named *shown*), into the object store."""
+        if self.result_dir is None:
+            return
+        data, n = self.redactor.data(path.read_bytes()) if self.redactor.active else (path.read_bytes(), 0)
+        self.count(f"snapshot/script/{shown}", n)
+        self.script = records.StoredScript(model, shown, objects.put(self.result_dir, data))
 
     def count(self, rel: str, n: int) -> None:
         if n:
@@ -98,6 +125,8 @@ class VariantEvidence:
     def finish(self, record: RunRecord) -> VariantOutcome:
         """``run.json``, written last, with the one directory fsync that makes every rename durable."""
         record = replace(record, redactions=dict(self.redactions))
+        if self.stored or self.script is not None:
+            record = replace(record, snapshot=records.SnapshotRecord(dict(self.stored), self.script))
         store.write_json(self.run_dir / "run.json", self.redactor.json(record.to_json())[0])
         return VariantOutcome(record.variant, record.state, record.reason, self.run_dir)
 
@@ -161,19 +190,28 @@ class Driven:
 
 
 def run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, base: Path, run_dir: Path,
-                cfg: EngineConfig, redactor: Redactor, trial: int = 1) -> VariantOutcome:
-    """Run one variant through its steps; its evidence is on disk when this returns or raises."""
+                cfg: EngineConfig, redactor: Redactor, trial: int = 1, *,
+                sources: GroupSources | None = None) -> VariantOutcome:
+    """Run one variant through its steps; its evidence is on disk when this returns or raises.
+
+    What the variant gets (its initial workspace, skills, context, bundles and script) is
+    stored in the result's object store as it gets it, before pi starts.
+    """
     name = variant.name
     cfg.progress(f"{group.id} [{name}] preparing")
-    evidence = VariantEvidence(run_dir, redactor)
+    evidence = VariantEvidence(run_dir, redactor, result_dir=cfg.result_dir)
     workspace = base / "workspace"
     shutil.copytree(fixture, workspace)
     evidence.snapshot(workspace, "workspace-initial")
+    evidence.store_inputs(base, "workspace")
     start = RunRecord(variant=name, group=group.id, state="invalid", reason=None, runtime=runtime_echo(group))
-    prepared = prepare(group, variant, base, cfg, start)
+    prepared = prepare(group, variant, base, cfg, start, sources)
+    evidence.store_inputs(base, "resources")
     if isinstance(prepared, RunRecord):
         return evidence.finish(prepared)
+    _store_script(group, cfg, evidence)
     planned = plan_launch(group, variant, prepared, bundles, base, cfg, trial)
+    evidence.store_inputs(base, "extensions")
     if isinstance(planned, RunRecord):
         return evidence.finish(planned)
     driven = drive(group, name, planned, cfg, evidence)
@@ -183,11 +221,24 @@ def run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, ba
     return outcome
 
 
-def prepare(group: Group, variant: Variant, base: Path, cfg: EngineConfig, start: RunRecord) -> Prepared | RunRecord:
+def _store_script(group: Group, cfg: EngineConfig, evidence: VariantEvidence) -> None:
+    """The scripted stand-in's script of a scripted group, into the object store."""
+    # a model backend other than the router (a test's fake) has no script to store
+    script_path = getattr(cfg.models, "script_path", None)
+    script_origin = getattr(cfg.models, "script_origin", None)
+    if script_path is None or script_origin is None or group.model is None:
+        return
+    path = script_path(group)
+    if isinstance(path, Path):
+        evidence.store_script(group.model.model, path, str(script_origin(path)))
+
+
+def prepare(group: Group, variant: Variant, base: Path, cfg: EngineConfig, start: RunRecord,
+            sources: GroupSources | None = None) -> Prepared | RunRecord:
     """Snapshot the variant's resources and resolve what it runs with, or the record of why not."""
     record = start
     try:
-        skills, contexts, source = materialise_resources(variant, base, cfg.root)
+        skills, contexts, source = materialise_resources(variant, base, cfg.root, sources)
         record = replace(record, source=records.SourceRecord.from_json(source))
         inherited = _inherited(group, cfg.env)
         contexts_text = context_files(contexts)

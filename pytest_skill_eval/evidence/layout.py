@@ -79,10 +79,13 @@ def sweep_staging(result_dir: Path) -> list[Path]:
     """Remove hidden staging directories and temporary files a killed writer left in *result_dir*.
 
     Only the levels the writers use are looked at (the result, ``groups/``, each group,
-    variant and ``turns/<n>`` directory); workspace copies keep the subject's own dot files.
+    variant and ``turns/<n>`` directory, each ``objects/<xx>`` directory); workspace copies keep the subject's own dot files.
     Call it only when no writer of this result can still be running.
     """
     levels = [result_dir, result_dir / "groups"]
+    objects = result_dir / "objects"
+    if objects.is_dir():
+        levels.extend(p for p in objects.iterdir() if p.is_dir() and len(p.name) == 2)
     for gdir in group_dirs(result_dir):
         levels.append(gdir)
         for run_dir in (p for p in gdir.iterdir() if p.is_dir() and not p.name.startswith(".")):

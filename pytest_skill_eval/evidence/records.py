@@ -34,7 +34,10 @@ from pytest_skill_eval.evidence.run_records import (
     ModelRecord,
     RunPaths,
     RunRecord,
+    SnapshotRecord,
     SourceRecord,
+    StoredFile,
+    StoredScript,
     TranscriptRecord,
     TranscriptTurn,
     VariantName,
@@ -55,6 +58,7 @@ __all__ = [
     "JSON",
     "ModelRecord",
     "PlannedGroup",
+    "ProvenanceRecord",
     "Record",
     "ResultGroup",
     "ResultRecord",
@@ -67,7 +71,10 @@ __all__ = [
     "ShardIndex",
     "ShardRecord",
     "ShardSettings",
+    "SnapshotRecord",
     "SourceRecord",
+    "StoredFile",
+    "StoredScript",
     "SuiteRef",
     "TrialCount",
     "TranscriptRecord",
@@ -249,6 +256,45 @@ class ResultGroup:
 
 
 @dataclass(frozen=True, slots=True)
+class ProvenanceRecord:
+    """``result.json`` ``provenance``: what produced the result, so it can be reproduced.
+
+    ``versions`` names the Python side (``pytest-skill-eval``, ``python``, ``pytest``,
+    ``pytest-xdist`` or null when absent); ``hosts`` the pi hosts the runs used (``pi`` and
+    ``node`` versions, read from the runs). ``argv`` is pytest's argument list with every
+    inherited value and auth-file secret replaced by the redaction marker. ``rerun_of`` is
+    the result a ``skill-eval rerun`` ran again.
+    """
+
+    versions: Mapping[str, str | None]
+    hosts: tuple[Mapping[str, str | None], ...]
+    selection: Mapping[str, JSON]
+    fail_on: str
+    trials: int
+    seed: str
+    pass_rate: float
+    alpha: float
+    provider_timeout_s: float
+    rerun_infra: int
+    argv: tuple[str, ...]
+    rerun_of: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "versions": dict(self.versions), "hosts": [dict(h) for h in self.hosts], "selection": dict(self.selection),
+            "fail_on": self.fail_on, "trials": self.trials, "seed": self.seed, "pass_rate": self.pass_rate,
+            "alpha": self.alpha, "provider_timeout_s": self.provider_timeout_s, "rerun_infra": self.rerun_infra,
+            "argv": list(self.argv), "rerun_of": self.rerun_of,
+        }
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> ProvenanceRecord:
+        return cls(d["versions"], tuple(d["hosts"]), d["selection"], d["fail_on"], d["trials"], d["seed"],
+                   d["pass_rate"], d["alpha"], d["provider_timeout_s"], d["rerun_infra"], tuple(d["argv"]),
+                   d.get("rerun_of"))
+
+
+@dataclass(frozen=True, slots=True)
 class ResultRecord:
     """``result.json``: the batch summary, written once, last."""
 
@@ -263,6 +309,8 @@ class ResultRecord:
     shard: ShardIndex | None = None
     #: tokens and cost over every group (``None`` only in evidence written before it was recorded)
     usage: VariantUsage | None = None
+    #: what produced the result (absent in results of older versions)
+    provenance: ProvenanceRecord | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"result_id": self.result_id, "state": self.state}
@@ -275,6 +323,8 @@ class ResultRecord:
         out["groups"] = [g.to_json() for g in self.groups]
         if self.usage is not None:
             out["usage"] = self.usage.to_json()
+        if self.provenance is not None:
+            out["provenance"] = self.provenance.to_json()
         return out
 
     @classmethod
@@ -282,7 +332,8 @@ class ResultRecord:
         shard, usage = d.get("shard"), d.get("usage")
         return cls(d["result_id"], d["state"], tuple(ResultGroup.from_json(g) for g in d["groups"]), d.get("trials"),
                    d.get("seed"), ShardIndex(shard["index"], shard["count"]) if shard else None,
-                   VariantUsage.from_json(usage) if usage else None)
+                   VariantUsage.from_json(usage) if usage else None,
+                   ProvenanceRecord.from_json(d["provenance"]) if "provenance" in d else None)
 
 
 # ------------------------------------------------------------------- shards (both files)

@@ -119,6 +119,61 @@ class AttemptRecord:
 
 
 @dataclass(frozen=True, slots=True)
+class StoredFile:
+    """One input file as the variant got it: its object in the result's store, and its mode."""
+
+    sha256: str
+    mode: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"sha256": self.sha256, "mode": self.mode}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> StoredFile:
+        return cls(d["sha256"], d["mode"])
+
+
+@dataclass(frozen=True, slots=True)
+class StoredScript:
+    """The scripted stand-in's script the variant's model ran from."""
+
+    model: str
+    path: str
+    sha256: str
+
+    def to_json(self) -> dict[str, str]:
+        return {"model": self.model, "path": self.path, "sha256": self.sha256}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> StoredScript:
+        return cls(d["model"], d["path"], d["sha256"])
+
+
+@dataclass(frozen=True, slots=True)
+class SnapshotRecord:
+    """What a variant got, byte for byte, in the result's ``objects/`` store.
+
+    ``files`` maps each path as the variant got it, relative to its scratch directory
+    (``workspace/...`` before the run, ``resources/skills/<i>/...``,
+    ``resources/context/<i>/...``, ``extensions/<i>/...``) to its stored object.
+    """
+
+    files: Mapping[str, StoredFile]
+    script: StoredScript | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        out: dict[str, Any] = {"files": {rel: f.to_json() for rel, f in sorted(self.files.items())}}
+        if self.script is not None:
+            out["script"] = self.script.to_json()
+        return out
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> SnapshotRecord:
+        return cls({rel: StoredFile.from_json(f) for rel, f in d["files"].items()},
+                   StoredScript.from_json(d["script"]) if d.get("script") else None)
+
+
+@dataclass(frozen=True, slots=True)
 class RunRecord:
     """``run.json``: the record of one variant, written last of its files.
 
@@ -138,6 +193,8 @@ class RunRecord:
     redactions: Mapping[str, int] = field(default_factory=dict)
     #: the earlier attempts of a variant run again after an infrastructure failure
     attempts: tuple[AttemptRecord, ...] = ()
+    #: the inputs the variant got, in the result's object store (none in results of older versions)
+    snapshot: SnapshotRecord | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -174,6 +231,8 @@ class RunRecord:
             out["redactions"] = dict(sorted(self.redactions.items()))
         if self.attempts:
             out["attempts"] = [a.to_json() for a in self.attempts]
+        if self.snapshot is not None:
+            out["snapshot"] = self.snapshot.to_json()
         return out
 
     @classmethod
@@ -210,6 +269,7 @@ class RunRecord:
             ran=ran,
             redactions=dict(d.get("redactions", {})),
             attempts=tuple(AttemptRecord.from_json(a) for a in d.get("attempts", ())),
+            snapshot=SnapshotRecord.from_json(d["snapshot"]) if "snapshot" in d else None,
         )
 
 

@@ -12,7 +12,7 @@ scripted stand-in is used only when a group names ``scripted/<name>``.
 from __future__ import annotations
 
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -28,10 +28,15 @@ SCRIPTED = "scripted"
 class ModelRouter:
     """Implements the engine's ``ModelBackend``: resolves a group's model to providers."""
 
-    def __init__(self, root: Path, script_dirs: Sequence[Path] = (), *, seed: str = "") -> None:
+    def __init__(self, root: Path, script_dirs: Sequence[Path] = (), *, seed: str = "",
+                 scripts: Callable[[Group, str], Path] | None = None,
+                 origins: Callable[[Path], str | None] | None = None) -> None:
         self.root = root.resolve()
         self.seed = seed
         self.script_dirs = tuple(script_dirs)
+        #: where a group's script comes from instead of beside its file (a rerun: the stored script)
+        self.scripts = scripts
+        self.origins = origins
         self._server: ScriptedModelServer | None = None
         self._lock = threading.Lock()
 
@@ -50,8 +55,25 @@ class ModelRouter:
         server.register(model_id, script)
         return SCRIPTED, model_id, {SCRIPTED: server.provider_config([model_id])}
 
+    def script_path(self, group: Group) -> Path | None:
+        """The script file a scripted group's model runs from; None for any other model."""
+        provider, model_id = self.model_of(group)
+        if provider != SCRIPTED or model_id is None:
+            return None
+        return self.find_script(group, model_id)
+
+    def script_origin(self, path: Path) -> str:
+        """Where a script file came from, as evidence names it: relative to the root when inside it."""
+        origin = self.origins(path) if self.origins is not None else None
+        if origin is not None:
+            return origin
+        resolved = path.resolve()
+        return resolved.relative_to(self.root).as_posix() if resolved.is_relative_to(self.root) else str(path)
+
     def find_script(self, group: Group, name: str) -> Path:
         """``scripts/<name>.json`` beside the group file or in any directory up to the root."""
+        if self.scripts is not None:
+            return self.scripts(group, name)
         tried: list[Path] = []
         here = group.path.resolve().parent
         while True:

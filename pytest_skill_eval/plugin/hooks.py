@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 import shlex
 from collections.abc import Generator
@@ -75,6 +76,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="With trials: the pass rate below which a candidate expectation fails the group (default: 1.0)")
     group.addoption("--skill-eval-alpha", default=None, metavar="ALPHA",
                     help="With trials: the significance level of a regression (default: 0.05)")
+    group.addoption("--skill-eval-rerun", metavar="RESULT_DIR", default=None, help=argparse.SUPPRESS)
     group.addoption("--skill-eval-html", metavar="PATH", default=None,
                     help="Write the self-contained HTML report of the result to PATH at session end "
                          "(a copy is stored as report.html in the result directory)")
@@ -92,7 +94,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 #: Options whose value is a path: written as a separate argument, pytest's rootdir search
 #: (which runs before any plugin adds its options) takes the value for a test path.
-PATH_OPTIONS = ("--skill-eval-models", "--skill-eval-auth", "--skill-eval-host")
+PATH_OPTIONS = ("--skill-eval-models", "--skill-eval-auth", "--skill-eval-host", "--skill-eval-rerun")
 
 
 def separate_path_option_problem(config: pytest.Config, parser: pytest.Parser) -> str | None:
@@ -169,7 +171,7 @@ def pytest_configure(config: pytest.Config) -> None:
     if not session.is_worker:
         config.pluginmanager.register(FinishGuard(session), "skill-eval-finish-guard")
     config.args[:] = session.narrow_args(list(config.args), config.args_source,
-                                         from_option=bool(config.getoption("skill_eval")))
+                                         from_option=bool(config.getoption("skill_eval") or session.rerun))
 
 
 @pytest.hookimpl(optionalhook=True)
@@ -234,6 +236,8 @@ def pytest_collection_finish(session: pytest.Session) -> None:
     skill_session: SkillEvalSession | None = config.stash.get(SESSION_KEY, None)
     if skill_session is None or config.option.collectonly or config.getoption("skill_eval_check"):
         return
+    if skill_session.rerun is not None:
+        return  # the pre-run check reads today's working tree; a rerun reads none of it
     strict = config.getoption("skill_eval_strict")
     strict = bool(config.getini("skill_eval_strict")) if strict is None else bool(strict)
     strict_option = strict

@@ -72,6 +72,10 @@ class SkillEvalFile(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item]:
         session: SkillEvalSession = self.config.stash[SESSION_KEY]
+        if session.rerun is not None:
+            group, position, suite = session.rerun.load_group(self.path)
+            yield SkillEvalItem.from_parent(self, name=group.id, group=group, position=position, lineno=0, suite=suite)
+            return
         if definition_kind(self.path) == "group":
             base = session.position_base(self.path, 1)
             group = load_group(self.path, session.root)

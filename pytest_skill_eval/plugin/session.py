@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from pytest_skill_eval.engine.config import EngineConfig
     from pytest_skill_eval.evidence.records import PlannedGroup, ShardRecord
     from pytest_skill_eval.host.install import HostInstallation
+    from pytest_skill_eval.sources.stored import StoredResult
 
 #: user property set by an item whose evidence could not be written (crosses xdist in reports)
 PERSISTENCE_FAILED = "skill_eval.persistence_failed"
@@ -62,11 +63,14 @@ class SkillEvalSession:
 
     def __init__(self, config: pytest.Config, root: Path, declared: list[Path], *, result_id: str,
                  is_worker: bool, fail_on: FailOn, group_selector: str | None, variant: str | None,
-                 settings: RunSettings | None = None, shard: Shard | None = None) -> None:
+                 settings: RunSettings | None = None, shard: Shard | None = None,
+                 rerun: StoredResult | None = None) -> None:
         self.config = config
         #: ``--skill-eval-shard K/N``, and the split :meth:`split_shard` made (recorded in selection.json)
         self.shard = shard
         self.shard_record: ShardRecord | None = None
+        #: the stored result whose groups this run runs again from its stored inputs (skill-eval rerun)
+        self.rerun = rerun
         self.settings = settings or RunSettings()
         self.root = root
         self.declared = declared
@@ -104,7 +108,8 @@ class SkillEvalSession:
         group_selector: str | None = config.getoption("skill_eval_group")
         variant: str | None = config.getoption("skill_eval_variant")
         shard_text: str | None = config.getoption("skill_eval_shard")
-        if not option_paths and not ini_paths:
+        rerun = _stored_result(config, option_paths, group_selector)
+        if rerun is None and not option_paths and not ini_paths:
             for name, value in (("--skill-eval-group", group_selector), ("--skill-eval-variant", variant),
                                 ("--skill-eval-shard", shard_text)):
                 if value is not None:
@@ -113,7 +118,8 @@ class SkillEvalSession:
         root = Path(config.invocation_params.dir).resolve()
         # --skill-eval on the command line replaces skill_eval_paths, as arguments replace testpaths
         source = "--skill-eval" if option_paths else "skill_eval_paths"
-        declared = resolve_declared(option_paths or ini_paths, root, source, norecurse=config.getini("norecursedirs"))
+        declared = (rerun.definition_files() if rerun is not None else
+                    resolve_declared(option_paths or ini_paths, root, source, norecurse=config.getini("norecursedirs")))
         raw_fail_on = config.getoption("skill_eval_fail_on") or config.getini("skill_eval_fail_on") or DEFAULT_FAIL_ON
         try:
             fail_on = parse_fail_on(raw_fail_on, "--skill-eval-fail-on" if config.getoption("skill_eval_fail_on") else "skill_eval_fail_on")
@@ -133,7 +139,8 @@ class SkillEvalSession:
                 raise pytest.UsageError(str(exc)) from None
         session = cls(config, root, declared, result_id=result_id or layout.new_result_id(),
                       is_worker=workerinput is not None, fail_on=fail_on,
-                      group_selector=group_selector, variant=variant, settings=settings, shard=shard)
+                      group_selector=group_selector, variant=variant, settings=settings, shard=shard,
+                      rerun=rerun)
         session.check_group_selector()
         return session
 
@@ -254,7 +261,9 @@ class SkillEvalSession:
                 return hosts[0]
 
             stall = opt("skill_eval_stall_timeout")
-            self._router = ModelRouter(self.root, seed=self.settings.seed)
+            self._router = ModelRouter(self.root, seed=self.settings.seed,
+                                       scripts=self.rerun.script if self.rerun is not None else None,
+                                       origins=self.rerun.script_origin if self.rerun is not None else None)
             layout.ensure_runs_dir(self.root)
             self._engine_config = EngineConfig(
                 root=self.root,
@@ -269,6 +278,7 @@ class SkillEvalSession:
                 trials=self.settings.count,
                 provider_timeout_s=self.settings.provider_timeout_s,
                 rerun_infra=self.settings.rerun_infra,
+                sources=self.rerun.sources if self.rerun is not None else None,
             )
         return self._engine_config
 
@@ -414,6 +424,8 @@ class SkillEvalSession:
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
         if self._router is not None:
             self._router.close()
+        if self.rerun is not None:
+            self.rerun.close()
         if self.is_worker or not self.result_dir.exists():
             return
         if self.persistence_failure is not None:
@@ -425,13 +437,16 @@ class SkillEvalSession:
         # every writer of this result is done (xdist tears its workers down first)
         layout.sweep_staging(self.result_dir)
         stopped = self.stopped or session.shouldfail or session.shouldstop or None
+        import os
+
         from pytest_skill_eval.engine.batch import write_batch_summary
+        from pytest_skill_eval.plugin.provenance import build_provenance
         from pytest_skill_eval.plugin.step_summary import write_step_summary
 
         record = write_batch_summary(self.result_dir, self.result_id, interrupted=self.cancelled,
                                      stopped=str(stopped) if stopped else None, trials=self.settings.count,
                                      seed=self.settings.seed if self.settings.count > 1 or self.settings.seed_given else None,
-                                     shard=self.shard)
+                                     shard=self.shard, provenance=build_provenance(self, os.environ))
         self._empty_shard(session)
         write_html_report(self)
         rows = sorted(((r.nodeid, r.outcome, r.verdict) for r in self.reported.values()),
@@ -491,6 +506,26 @@ def definitions_fingerprint(items: Any) -> str:
             pass
         digest.update(hashlib.sha256(data).digest())
     return f"sha256:{digest.hexdigest()}"
+
+
+def _stored_result(config: pytest.Config, option_paths: list[Path], group_selector: str | None) -> StoredResult | None:
+    """The stored result ``--skill-eval-rerun`` names (``skill-eval rerun``), checked; None without it."""
+    given = config.getoption("skill_eval_rerun", None)
+    if not given:
+        return None
+    if option_paths:
+        raise pytest.UsageError("--skill-eval-rerun runs the groups of a stored result: it takes no --skill-eval paths")
+    if group_selector is not None:
+        raise pytest.UsageError("--skill-eval-rerun: select groups of the stored result with -k <group-id>, "
+                                "not --skill-eval-group")
+    from pytest_skill_eval.sources.stored import StoredResult
+
+    stored = StoredResult(Path(given).resolve())
+    try:
+        stored.check_rerunnable()
+    except EvidenceError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    return stored
 
 
 def is_cancellation(exc: BaseException) -> bool:

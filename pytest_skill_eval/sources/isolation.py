@@ -11,13 +11,46 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 from pytest_skill_eval.definitions.model import ExtensionBundle, Group, Variant
 from pytest_skill_eval.errors import InvalidVariant, SkillEvalError, SourceError
 from pytest_skill_eval.evidence import store
 from pytest_skill_eval.sources.redaction import unsafe_reason
 from pytest_skill_eval.sources.snapshots import SourceIdentity
+
+#: copies one declared path (skill or context) of a variant's source to a destination
+Copy = Callable[[str, Path], None]
+
+
+class GroupSources(Protocol):
+    """Where one group's inputs come from: the fixture, the extension bundles, each variant's
+    skills and context. A run reads the definition root (:class:`DeclaredSources`); a rerun
+    reads a stored result's object store (:mod:`.stored`)."""
+
+    def snapshot_fixture(self, dest: Path) -> None: ...
+
+    def snapshot_bundles(self, dest: Path) -> None: ...
+
+    def open_variant(self, variant: Variant) -> tuple[Copy, SourceIdentity]: ...
+
+
+@dataclass(frozen=True, slots=True)
+class DeclaredSources:
+    """A group's inputs as its definition declares them: the working tree, or one exact Git commit."""
+
+    group: Group
+    root: Path
+
+    def snapshot_fixture(self, dest: Path) -> None:
+        if self.group.fixture is not None:
+            snapshot_fixture(self.root, self.group.fixture, dest)
+
+    def snapshot_bundles(self, dest: Path) -> None:
+        snapshot_bundles(self.root, self.group, dest)
+
+    def open_variant(self, variant: Variant) -> tuple[Copy, SourceIdentity]:
+        return open_source(variant, self.root)
 
 
 def snapshot_fixture(root: Path, rel: str, dest: Path) -> None:
@@ -122,7 +155,8 @@ class RevisionCheck:
         return {"state": self.state, "reason": self.reason}
 
 
-def check_description_revision(group: Group, scratch: Path, root: Path) -> RevisionCheck | None:
+def check_description_revision(group: Group, scratch: Path, root: Path,
+                               sources: GroupSources | None = None) -> RevisionCheck | None:
     """Spec: in a description group where both variants declare the target, only its description may change.
 
     None when the rule does not apply (a body group, or a variant without a target).
@@ -135,7 +169,8 @@ def check_description_revision(group: Group, scratch: Path, root: Path) -> Revis
     for variant in (group.baseline, group.candidate):
         dest = scratch / variant.name
         try:
-            copy_from_source(variant, root)(variant.skills[variant.target], dest)  # type: ignore[index]
+            copy = sources.open_variant(variant)[0] if sources is not None else copy_from_source(variant, root)
+            copy(variant.skills[variant.target], dest)  # type: ignore[index]
         except (SkillEvalError, OSError) as exc:
             return RevisionCheck("not-checkable", f"the {variant.name} target could not be snapshotted: {exc}")
         snapshots.append(dest)
@@ -174,9 +209,10 @@ def materialise_skill(copy: Callable[[str, Path], None], rel: str, index: int, d
         raise InvalidVariant(f"skill {rel!r} (index {index}): SKILL.md is not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
 
 
-def materialise_resources(variant: Variant, base: Path, root: Path) -> tuple[list[Path], list[Path], dict[str, Any]]:
+def materialise_resources(variant: Variant, base: Path, root: Path, sources: GroupSources | None = None,
+                          ) -> tuple[list[Path], list[Path], dict[str, Any]]:
     skills_dir, context_dir = base / "resources" / "skills", base / "resources" / "context"
-    copy, identity = open_source(variant, root)
+    copy, identity = sources.open_variant(variant) if sources is not None else open_source(variant, root)
     skills: list[Path] = []
     for i, rel in enumerate(variant.skills):
         dest = skills_dir / str(i) / Path(rel).name

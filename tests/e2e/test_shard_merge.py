@@ -119,6 +119,11 @@ def test_merged_shards_equal_the_single_run(tmp_path: Path, pi_host: object) -> 
     assert "shard 1/2 is given twice" in refused.stderr and "shard 2/2 is missing" in refused.stderr
     assert len([p for p in (merge_root / ".skill-eval" / "runs").iterdir() if p.is_dir()]) == 1
 
+    # the merge holds every shard's stored inputs, so it reruns like a single run's result
+    rerun = _cli(merge_root, "rerun", merged.name)
+    assert rerun.returncode == 0, rerun.stdout + rerun.stderr
+    assert "4 passed" in rerun.stdout
+
 
 def test_merge_exits_as_the_single_run_would_when_a_candidate_fails(tmp_path: Path, pi_host: object) -> None:
     """--skill-eval-fail-on any: the baseline's failed checks fail the groups, in one run and in the merge."""

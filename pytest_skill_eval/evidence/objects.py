@@ -1,0 +1,130 @@
+"""The result's content-addressed store: ``objects/<sha256[:2]>/<sha256>``, one file per content.
+
+Every input a variant got (its initial workspace, skills, context, extension bundles and the
+scripted model's script) is stored here once per content hash, shared by every variant,
+trial and group of the result, and named from ``run.json`` ``snapshot`` by the path the
+variant got it at. An object's name is the sha256 of the bytes it holds, so a reader can
+check it with ``sha256sum``.
+
+Under pytest-xdist several workers store into one result at once. An object is written to
+a private temporary file, fsynced, then linked into place: ``link`` never replaces, so two
+writers of the same content both succeed and the file a reader opens is always whole.
+"""
+
+from __future__ import annotations
+
+import errno
+import hashlib
+import os
+import stat
+import tempfile
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from pytest_skill_eval.errors import EvidenceError
+from pytest_skill_eval.evidence.store import fsync_dir
+
+OBJECTS_DIR = "objects"
+
+#: rewrites one file's bytes on its way into the store (redaction); returns the bytes and a count
+Transform = Callable[[bytes], "tuple[bytes, int]"]
+
+
+def object_path(result_dir: Path, digest: str) -> Path:
+    """Where the object *digest* lives in *result_dir*."""
+    if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+        raise EvidenceError(f"expected a sha256 object name (64 lowercase hex digits), found {digest!r}")
+    return result_dir / OBJECTS_DIR / digest[:2] / digest
+
+
+def put(result_dir: Path, data: bytes) -> str:
+    """Store *data* once; return its sha256. Safe against concurrent writers of the same content."""
+    digest = hashlib.sha256(data).hexdigest()
+    path = object_path(result_dir, digest)
+    if path.is_file():
+        return digest
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{digest[:8]}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, 0o444)  # an object never changes: its name is its content
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            pass  # another writer stored the same bytes first
+        except OSError as exc:
+            if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EOPNOTSUPP):
+                raise
+            os.replace(tmp, path)  # no hard links here: a rename of identical bytes is as safe
+    finally:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+    fsync_dir(path.parent)
+    return digest
+
+
+def read(result_dir: Path, digest: str) -> bytes:
+    """The bytes of object *digest*, checked against their name."""
+    path = object_path(result_dir, digest)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise EvidenceError(f"object {digest} is missing from {result_dir / OBJECTS_DIR}: {exc}") from None
+    if hashlib.sha256(data).hexdigest() != digest:
+        raise EvidenceError(f"object {path} does not hold the content its name says (it was changed)")
+    return data
+
+
+def store_tree(result_dir: Path, base: Path, top: str, transform: Transform | None = None,
+               ) -> tuple[dict[str, tuple[str, str]], dict[str, int]]:
+    """Store every regular file under ``base/top``: ``{path under base: (sha256, mode)}`` and redaction counts.
+
+    The mode is the permission bits in octal (``"644"``, ``"755"``); symlinks, FIFOs and other
+    entries are not inputs a snapshot can hold and are left out.
+    """
+    files: dict[str, tuple[str, str]] = {}
+    counts: dict[str, int] = {}
+    start = base / top
+    if not start.is_dir():
+        return files, counts
+    for dirpath, dirnames, filenames in os.walk(start):
+        dirnames.sort()
+        for name in sorted(filenames):
+            path = Path(dirpath) / name
+            info = path.lstat()
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            data = path.read_bytes()
+            rel = path.relative_to(base).as_posix()
+            if transform is not None:
+                data, n = transform(data)
+                if n:
+                    counts[rel] = n
+            files[rel] = (put(result_dir, data), f"{stat.S_IMODE(info.st_mode):o}")
+    return files, counts
+
+
+def materialise(result_dir: Path, files: Mapping[str, tuple[str, str]], prefix: str, dest: Path) -> int:
+    """Write the stored files under *prefix* (a file, or a directory of files) to *dest*; how many.
+
+    ``prefix`` names a path as the variant got it; a file stored at exactly that path is
+    written to *dest* itself, files below it keep their relative paths under *dest*.
+    """
+    written = 0
+    for rel, (digest, mode) in sorted(files.items()):
+        if rel == prefix:
+            target = dest
+        elif rel.startswith(prefix + "/"):
+            target = dest / rel[len(prefix) + 1:]
+        else:
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(read(result_dir, digest))
+        os.chmod(target, int(mode, 8) | stat.S_IRUSR | stat.S_IWUSR)
+        written += 1
+    return written
