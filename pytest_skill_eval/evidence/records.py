@@ -31,6 +31,8 @@ from pytest_skill_eval.evidence.run_records import (
     FingerprintsRecord,
     GroupState,
     HostRunRecord,
+    ManifestEntry,
+    ManifestRecord,
     ModelRecord,
     RunPaths,
     RunRecord,
@@ -53,6 +55,8 @@ __all__ = [
     "HostRunRecord",
     "InvalidGroupRecord",
     "JSON",
+    "ManifestEntry",
+    "ManifestRecord",
     "ModelRecord",
     "PlannedGroup",
     "Record",
@@ -325,7 +329,7 @@ class DefinitionRecord:
 # -------------------------------------------------------------------------------- reading
 
 Record = TypeVar("Record", RunRecord, GroupRecord, InvalidGroupRecord, ResultRecord, DefinitionRecord,
-                 TranscriptRecord, ContextObservations, SelectionRecord, FingerprintsRecord)
+                 TranscriptRecord, ContextObservations, SelectionRecord, FingerprintsRecord, ManifestRecord)
 
 _SCHEMAS: dict[type, str] = {
     RunRecord: "evidence-run",
@@ -337,6 +341,7 @@ _SCHEMAS: dict[type, str] = {
     ContextObservations: "evidence-context-observations",
     SelectionRecord: "evidence-selection",
     FingerprintsRecord: "evidence-fingerprints",
+    ManifestRecord: "evidence-manifest",
 }
 
 
