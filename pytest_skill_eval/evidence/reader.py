@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
 from pytest_skill_eval.errors import EvidenceError, MalformedGrade
 from pytest_skill_eval.evidence import records
-from pytest_skill_eval.evidence.store import read_files, read_json
+from pytest_skill_eval.evidence.layout import manifest_file
+from pytest_skill_eval.evidence.store import read_json
 from pytest_skill_eval.grading.aggregate import TrialGrade
 from pytest_skill_eval.grading.results import GroupGrade
-from pytest_skill_eval.observation import RunObservation
+from pytest_skill_eval.observation import FileTree, RunObservation
 
 
 def read_record(kind: type[records.Record], path: Path) -> records.Record:
@@ -101,6 +103,28 @@ def read_grade(path: Path) -> GroupGrade:
     return parse_grade(read_json(path), path)
 
 
+def load_tree(root: Path) -> FileTree:
+    """A stored snapshot tree, read lazily: its listing and digests from ``<tree>.manifest.json``
+    when the snapshot wrote one, else listed from the tree itself (results stored before
+    manifests, or with one that cannot be read), digests then computed on demand."""
+    manifest = manifest_file(root)
+    if manifest.is_file() and root.is_dir():
+        try:
+            files = read_record(records.ManifestRecord, manifest).files
+        except EvidenceError:
+            pass
+        else:
+            return FileTree(str(root), {k: v.size for k, v in files.items()}, {k: v.sha256 for k, v in files.items()})
+    sizes: dict[str, int] = {}
+    if root.is_dir():
+        for dirpath, _dirnames, filenames in os.walk(root):
+            for name in filenames:
+                path = Path(dirpath) / name
+                if path.is_file() and not path.is_symlink():
+                    sizes[path.relative_to(root).as_posix()] = path.stat().st_size
+    return FileTree(str(root), sizes)
+
+
 def load_observation(run_dir: Path) -> RunObservation:
     """Rebuild what grading sees of a run from its persisted evidence alone."""
     run = read_record(records.RunRecord, run_dir / "run.json")
@@ -114,7 +138,7 @@ def load_observation(run_dir: Path) -> RunObservation:
     if turns_dir.is_dir():
         for entry in sorted(turns_dir.iterdir()):
             if entry.name.isdigit():
-                turn_files[int(entry.name)] = read_files(entry / "workspace")
+                turn_files[int(entry.name)] = load_tree(entry / "workspace")
     observed = run_dir / "context-observations.json"
     requests = read_record(records.ContextObservations, observed).requests if observed.exists() else ()
     paths = run.paths
@@ -126,8 +150,8 @@ def load_observation(run_dir: Path) -> RunObservation:
         target_file=paths.target_file if paths else None,
         context_roots=paths.context if paths else (),
         turns=turns,
-        initial_files=read_files(run_dir / "workspace-initial"),
-        final_files=read_files(run_dir / "workspace"),
+        initial_files=load_tree(run_dir / "workspace-initial"),
+        final_files=load_tree(run_dir / "workspace"),
         turn_files=turn_files,
         context_requests=requests,
         redactions=run.redactions,

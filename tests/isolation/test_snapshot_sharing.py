@@ -1,0 +1,206 @@
+"""Evidence snapshots store what changed: unchanged files are hard-linked between evidence
+trees (never into the live workspace), and a later write to the workspace, in place or
+not, can never change an earlier snapshot."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from pytest_skill_eval.evidence import layout, records, store
+from pytest_skill_eval.evidence.reader import load_observation, load_tree
+from pytest_skill_eval.grading.workspace import changed_files
+from pytest_skill_eval.observation import FileTree
+from pytest_skill_eval.sources.redaction import Redactor
+
+
+def _settle() -> None:
+    # the file system clock must move past the workspace's last change for a signature to be trusted
+    time.sleep(0.02)
+
+
+@pytest.fixture
+def live(tmp_path: Path) -> Path:
+    ws = tmp_path / "scratch" / "workspace"
+    (ws / "sub").mkdir(parents=True)
+    (ws / "keep.txt").write_bytes(b"kept")
+    (ws / "sub" / "edit.txt").write_bytes(b"version-1")
+    os.symlink("keep.txt", ws / "link")
+    _settle()
+    return ws
+
+
+def _ino(path: Path) -> int:
+    return os.lstat(path).st_ino
+
+
+def test_an_unchanged_file_is_linked_to_the_earlier_snapshot_never_to_the_workspace(live: Path, tmp_path: Path) -> None:
+    cache = store.SnapshotCache()
+    ev = tmp_path / "ev"
+    first = store.copy_tree_atomic(live, ev / "a", cache=cache)
+    second = store.copy_tree_atomic(live, ev / "b", cache=cache)
+    assert first.linked == 0 and second.linked == 2
+    assert _ino(ev / "a" / "keep.txt") == _ino(ev / "b" / "keep.txt")
+    assert _ino(ev / "a" / "keep.txt") != _ino(live / "keep.txt")
+    assert _ino(ev / "b" / "sub" / "edit.txt") != _ino(live / "sub" / "edit.txt")
+    assert os.readlink(ev / "b" / "link") == "keep.txt"
+    assert first.files == second.files
+    assert second.files["sub/edit.txt"] == store.StoredFile(9, hashlib.sha256(b"version-1").hexdigest())
+
+
+@pytest.mark.parametrize("change", ["in-place", "truncate", "append", "chmod", "replace", "same-size-same-mtime"])
+def test_a_later_write_to_the_workspace_never_changes_an_earlier_snapshot(live: Path, tmp_path: Path, change: str) -> None:
+    cache = store.SnapshotCache()
+    ev = tmp_path / "ev"
+    store.copy_tree_atomic(live, ev / "initial", cache=cache)
+    store.copy_tree_atomic(live, ev / "turn1", cache=cache)  # linked to initial
+    target = live / "sub" / "edit.txt"
+    before = os.stat(target)
+    if change == "in-place":
+        with open(target, "r+b") as handle:  # what pi's write and edit tools do: same inode
+            handle.write(b"VERSION-2")
+    elif change == "truncate":
+        os.truncate(target, 3)
+    elif change == "append":
+        with open(target, "ab") as handle:
+            handle.write(b"+more")
+    elif change == "chmod":
+        os.chmod(target, 0o600)
+    elif change == "replace":
+        tmp = live / "sub" / ".tmp"
+        tmp.write_bytes(b"version-2")
+        os.replace(tmp, target)
+    else:
+        # same size, mtime put back: only ctime tells
+        with open(target, "r+b") as handle:
+            handle.write(b"VERSION-1")
+        os.utime(target, ns=(before.st_atime_ns, before.st_mtime_ns))
+    after = store.copy_tree_atomic(live, ev / "turn2", cache=cache)
+    for earlier in ("initial", "turn1"):
+        assert (ev / earlier / "sub" / "edit.txt").read_bytes() == b"version-1"
+        assert os.stat(ev / earlier / "sub" / "edit.txt").st_mode == before.st_mode
+    assert (ev / "turn2" / "sub" / "edit.txt").read_bytes() == target.read_bytes()
+    assert os.stat(ev / "turn2" / "sub" / "edit.txt").st_mode == os.stat(target).st_mode
+    assert _ino(ev / "turn2" / "sub" / "edit.txt") != _ino(ev / "turn1" / "sub" / "edit.txt")
+    assert _ino(ev / "turn2" / "keep.txt") == _ino(ev / "turn1" / "keep.txt")
+    assert after.files["sub/edit.txt"].size == len(target.read_bytes())
+
+
+def test_a_file_changed_in_the_same_clock_tick_is_read_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ws = tmp_path / "s" / "workspace"
+    ws.mkdir(parents=True)
+    (ws / "f").write_bytes(b"one")
+    cache = store.SnapshotCache()
+    # a clock that never moves past the file's change: no signature may be trusted
+    monkeypatch.setattr(store, "_fs_now", lambda directory: 0)
+    store.copy_tree_atomic(ws, tmp_path / "ev" / "a", cache=cache)
+    assert not cache.by_source
+    with open(ws / "f", "r+b") as handle:
+        handle.write(b"two")
+    store.copy_tree_atomic(ws, tmp_path / "ev" / "b", cache=cache)
+    assert (tmp_path / "ev" / "b" / "f").read_bytes() == b"two"
+    assert (tmp_path / "ev" / "a" / "f").read_bytes() == b"one"
+
+
+def test_a_moved_or_replaced_evidence_file_is_never_linked(live: Path, tmp_path: Path) -> None:
+    cache = store.SnapshotCache()
+    ev = tmp_path / "ev"
+    store.copy_tree_atomic(live, ev / "a", cache=cache)
+    (ev / "a").rename(tmp_path / "moved")  # as a rerun moves an attempt's evidence away
+    (ev / "a").mkdir()
+    (ev / "a" / "keep.txt").write_bytes(b"something else")
+    (ev / "a" / "sub").mkdir()
+    (ev / "a" / "sub" / "edit.txt").write_bytes(b"something else")
+    taken = store.copy_tree_atomic(live, ev / "b", cache=cache)
+    assert taken.linked == 0
+    assert (ev / "b" / "keep.txt").read_bytes() == b"kept"
+    assert (ev / "b" / "sub" / "edit.txt").read_bytes() == b"version-1"
+
+
+def test_redacted_files_are_shared_with_their_counts_and_digests_of_the_stored_bytes(tmp_path: Path) -> None:
+    ws = tmp_path / "s" / "workspace"
+    ws.mkdir(parents=True)
+    (ws / "secret.txt").write_bytes(b"token=hunter2-secret-value")
+    _settle()
+    redactor = Redactor.of(["hunter2-secret-value"])
+    cache = store.SnapshotCache()
+    a = store.copy_tree_atomic(ws, tmp_path / "ev" / "a", redactor.data, cache, redactor.secrets)
+    b = store.copy_tree_atomic(ws, tmp_path / "ev" / "b", redactor.data, cache, redactor.secrets)
+    plain = store.copy_tree_atomic(ws, tmp_path / "ev" / "plain", None, cache, None)
+    assert a.counts == b.counts == {"secret.txt": 1}
+    assert b.linked == 1 and plain.linked == 0  # another transform never shares a stored file
+    stored = (tmp_path / "ev" / "b" / "secret.txt").read_bytes()
+    assert b"hunter2" not in stored
+    assert b.files["secret.txt"].sha256 == hashlib.sha256(stored).hexdigest()
+    assert (tmp_path / "ev" / "plain" / "secret.txt").read_bytes() == b"token=hunter2-secret-value"
+
+
+def test_a_fresh_copy_keeps_modes_times_and_leaves_special_files_out(tmp_path: Path) -> None:
+    ws = tmp_path / "s" / "workspace"
+    ws.mkdir(parents=True)
+    (ws / "run.sh").write_bytes(b"#!/bin/sh\n")
+    os.chmod(ws / "run.sh", 0o751)
+    os.utime(ws / "run.sh", ns=(1_000_000_000, 2_000_000_000))
+    os.mkfifo(ws / "pipe")
+    taken = store.copy_tree_atomic(ws, tmp_path / "ev" / "w")
+    st = os.stat(tmp_path / "ev" / "w" / "run.sh")
+    assert (st.st_mode & 0o777, st.st_mtime_ns) == (0o751, 2_000_000_000)
+    assert sorted(p.name for p in (tmp_path / "ev" / "w").iterdir()) == ["run.sh"]
+    assert list(taken.files) == ["run.sh"]
+
+
+def _stored_run(tmp_path: Path, *, manifests: bool) -> Path:
+    """A run directory as the engine stores one, with or without the snapshot manifests."""
+    run_dir = tmp_path / "run"
+    ws = tmp_path / "s" / "workspace"
+    ws.mkdir(parents=True)
+    (ws / "a.json").write_bytes(b'{"v": 1}')
+    (ws / "b.txt").write_bytes(b"b")
+    cache = store.SnapshotCache()
+
+    def snap(rel: str) -> None:
+        taken = store.copy_tree_atomic(ws, run_dir / rel, cache=cache)
+        if manifests:
+            record = records.ManifestRecord({k: records.ManifestEntry(v.size, v.sha256) for k, v in taken.files.items()})
+            store.write_json(layout.manifest_file(run_dir / rel), record.to_json())
+
+    snap("workspace-initial")
+    (ws / "a.json").write_bytes(b'{"v": 2}')
+    snap("turns/1/workspace")
+    (ws / "c.txt").write_bytes(b"c")
+    snap("workspace")
+    store.write_json(run_dir / "run.json", records.RunRecord(variant="baseline", group="g", state="complete",
+                                                              reason=None).to_json())
+    return run_dir
+
+
+@pytest.mark.parametrize("manifests", [True, False], ids=["with-manifests", "stored-before-manifests"])
+def test_grading_compares_trees_without_reading_their_files(tmp_path: Path, manifests: bool,
+                                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    run_dir = _stored_run(tmp_path, manifests=manifests)
+    if manifests:
+        listed = json.loads((run_dir / "workspace.manifest.json").read_text())
+        assert sorted(listed["files"]) == ["a.json", "b.txt", "c.txt"]
+    obs = load_observation(run_dir)
+    assert isinstance(obs.final_files, FileTree)
+    if manifests:
+        # the manifests answer listing and comparison: no file is opened
+        monkeypatch.setattr(FileTree, "__getitem__", lambda self, key: pytest.fail(f"read {key}"))
+    assert changed_files(obs.initial_files, obs.final_files) == {"a.json": "modified", "c.txt": "added"}
+    assert changed_files(obs.initial_files, obs.turn_files[1]) == {"a.json": "modified"}
+    monkeypatch.undo()
+    assert obs.turn_files[1]["a.json"] == b'{"v": 2}'
+    assert "missing" not in obs.final_files
+
+
+def test_an_unreadable_manifest_falls_back_to_the_tree(tmp_path: Path) -> None:
+    run_dir = _stored_run(tmp_path, manifests=True)
+    (run_dir / "workspace.manifest.json").write_text("{not json")
+    tree = load_tree(run_dir / "workspace")
+    assert sorted(tree) == ["a.json", "b.txt", "c.txt"]
+    assert tree["c.txt"] == b"c"
