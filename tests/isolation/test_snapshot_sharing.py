@@ -204,3 +204,56 @@ def test_an_unreadable_manifest_falls_back_to_the_tree(tmp_path: Path) -> None:
     tree = load_tree(run_dir / "workspace")
     assert sorted(tree) == ["a.json", "b.txt", "c.txt"]
     assert tree["c.txt"] == b"c"
+
+
+# --- with the real host -------------------------------------------------------------------
+
+
+@pytest.mark.pi
+def test_pi_writing_in_place_never_changes_an_earlier_linked_snapshot(pytester: pytest.Pytester, pi_host: object) -> None:
+    """Turn 1 leaves out.txt alone (its turn snapshot is linked to workspace-initial); turn 2
+    has pi's edit tool rewrite it and turn 3 its write tool: every earlier snapshot keeps
+    the bytes it had, and grading reads each turn's own."""
+    from .test_isolation import SKILL, _group, _run, _script, _variant, _write
+
+    _write(pytester.path / "skills" / "target" / "SKILL.md", SKILL.format(name="target", description="Target skill."))
+    _write(pytester.path / "fixtures" / "ws" / "out.txt", "version-1\n")
+    _write(pytester.path / "fixtures" / "ws" / "keep" / "kept.txt", "kept\n")
+    expected = {1: "version-1\n", 2: "VERSION-2\n", 3: "version-3, longer than before\n"}
+    expectations: list[dict[str, object]] = [
+        {"id": f"{v}-turn-{t}", "kind": "file-text", "variant": v, "path": "out.txt", "turn": t,
+         "expect": "equals", "value": text}
+        for v in ("baseline", "candidate") for t, text in expected.items()
+    ]
+    expectations += [{"id": f"{v}-turn-1-unchanged", "kind": "changed-paths", "variant": v, "turn": 1,
+                      "expect": "equals", "paths": []} for v in ("baseline", "candidate")]
+    group = _group("inplace", prompts=["One.", "Two.", "Three."], tools=["read", "write", "edit"], fixture="fixtures/ws",
+                   baseline=_variant(["skills/target"], 0), candidate=_variant(["skills/target"], 0),
+                   expectations=expectations)
+    script = _script(
+        [{"text": "nothing to do"}],
+        [{"tool_calls": [{"name": "edit", "arguments": {"path": "out.txt",
+                                                         "edits": [{"oldText": "version-1", "newText": "VERSION-2"}]}}]},
+         {"text": "edited"}],
+        [{"tool_calls": [{"name": "write", "arguments": {"path": "out.txt", "content": expected[3]}}]},
+         {"text": "written"}],
+    )
+    result, gdir = _run(pytester, group, script)
+    result.assert_outcomes(passed=1)
+    grade = json.loads((gdir / "grade.json").read_text())
+    assert {e["id"]: e["status"] for e in grade["expectations"]} == {e["id"]: "pass" for e in expectations}
+    for v in ("baseline", "candidate"):
+        run_dir = gdir / v
+        assert (run_dir / "workspace-initial" / "out.txt").read_text() == "version-1\n"
+        for t, text in expected.items():
+            assert (run_dir / "turns" / str(t) / "workspace" / "out.txt").read_text() == text
+        assert (run_dir / "workspace" / "out.txt").read_text() == expected[3]
+        # the untouched file is stored once for the whole group; out.txt shares only while unchanged
+        kept = {_ino(p / "keep" / "kept.txt") for p in [run_dir / "workspace-initial", run_dir / "workspace",
+                                                       *[run_dir / "turns" / str(t) / "workspace" for t in expected]]}
+        assert len(kept) == 1
+        assert _ino(run_dir / "turns" / "1" / "workspace" / "out.txt") == _ino(run_dir / "workspace-initial" / "out.txt")
+        assert _ino(run_dir / "turns" / "2" / "workspace" / "out.txt") != _ino(run_dir / "turns" / "1" / "workspace" / "out.txt")
+        manifest = json.loads((run_dir / "turns" / "2" / "workspace.manifest.json").read_text())
+        assert manifest["files"]["out.txt"] == {"size": 10, "sha256": hashlib.sha256(b"VERSION-2\n").hexdigest()}
+    assert _ino(gdir / "baseline" / "workspace-initial" / "out.txt") == _ino(gdir / "candidate" / "workspace-initial" / "out.txt")
