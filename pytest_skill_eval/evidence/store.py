@@ -290,15 +290,18 @@ class _TreeCopier:
         os.utime(target, ns=(st.st_atime_ns, st.st_mtime_ns))
 
     def _link(self, kept: _Kept, target: str) -> bool:
-        """Hard-link *target* to the stored evidence file *kept*, if it is still that file."""
+        """Make *target* a hard link to the stored evidence file *kept*, if it is still that
+        file (built under a temporary name, then renamed over whatever *target* holds)."""
+        temporary = os.path.join(os.path.dirname(target), f".skill-eval-link-{os.getpid()}")
         try:
-            os.link(kept.path, target, follow_symlinks=False)
+            os.link(kept.path, temporary, follow_symlinks=False)
         except OSError:
             return False
-        st = os.lstat(target)
+        st = os.lstat(temporary)
         if (st.st_ino, st.st_dev) != (kept.ino, kept.dev):
-            os.unlink(target)  # the recorded path now holds another file: never share it
+            os.unlink(temporary)  # the recorded path now holds another file: never share it
             return False
+        os.replace(temporary, target)
         return True
 
     def _file(self, source: str, target: str, rel: str, st: os.stat_result) -> None:
@@ -308,21 +311,20 @@ class _TreeCopier:
             if known is not None and known[0] == _signature(st) and self._link(known[1], target):
                 self._keep(rel, known[1])
                 return
+        data: bytes | None = None
         fd = os.open(source, os.O_RDONLY | os.O_NONBLOCK | os.O_NOFOLLOW)
         try:
             before = os.fstat(fd)
             if not stat.S_ISREG(before.st_mode):
                 return  # swapped for something that is not a regular file: not evidence
             digest = hashlib.sha256()
-            if self.transform is None:
-                chunks = []
-                while chunk := os.read(fd, _CHUNK):
-                    digest.update(chunk)
-                    chunks.append(chunk)
-                data = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            if self.transform is None and before.st_size > _CHUNK:
+                # a large file is written as it is read, never held whole in memory
+                size = self._stream(fd, target, digest)
             else:
                 data = b"".join(iter(lambda: os.read(fd, _CHUNK), b""))
                 digest.update(data)
+                size = len(data)
             after = os.fstat(fd)
         finally:
             os.close(fd)
@@ -338,10 +340,22 @@ class _TreeCopier:
                 return
         n = 0
         stored_digest = source_digest
-        if self.transform is not None:
-            data, n = self.transform(data)
-            if n:
-                stored_digest = hashlib.sha256(data).hexdigest()
+        if data is not None:
+            if self.transform is not None:
+                data, n = self.transform(data)
+                if n:
+                    stored_digest = hashlib.sha256(data).hexdigest()
+            self._write(target, data)
+            size = len(data)
+        self._copy_stat(target, after)
+        self.files[rel] = StoredFile(size, stored_digest)
+        if n:
+            self.counts[rel] = n
+        if steady:
+            self._stored.append((rel, source, _signature(after) if trusted else None, content))
+
+    @staticmethod
+    def _write(target: str, data: bytes) -> None:
         out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         try:
             view = memoryview(data)
@@ -349,12 +363,21 @@ class _TreeCopier:
                 view = view[os.write(out, view):]
         finally:
             os.close(out)
-        self._copy_stat(target, after)
-        self.files[rel] = StoredFile(len(data), stored_digest)
-        if n:
-            self.counts[rel] = n
-        if steady:
-            self._stored.append((rel, source, _signature(after) if trusted else None, content))
+
+    @staticmethod
+    def _stream(fd: int, target: str, digest: Any) -> int:
+        out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
+        size = 0
+        try:
+            while chunk := os.read(fd, _CHUNK):
+                digest.update(chunk)
+                view = memoryview(chunk)
+                while view:
+                    view = view[os.write(out, view):]
+                size += len(chunk)
+        finally:
+            os.close(out)
+        return size
 
     def _keep(self, rel: str, kept: _Kept) -> None:
         self.linked += 1

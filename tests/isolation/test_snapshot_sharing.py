@@ -107,6 +107,29 @@ def test_a_file_changed_in_the_same_clock_tick_is_read_again(tmp_path: Path, mon
     assert (tmp_path / "ev" / "a" / "f").read_bytes() == b"one"
 
 
+def test_a_large_file_is_streamed_and_shared_and_an_in_place_change_is_seen(tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    ws = tmp_path / "s" / "workspace"
+    ws.mkdir(parents=True)
+    big = os.urandom(3 * 1024 * 1024 + 17)  # larger than one read: copied as it is read
+    (ws / "big.bin").write_bytes(big)
+    cache = store.SnapshotCache()
+    monkeypatch.setattr(store, "_fs_now", lambda directory: 0)  # never trusted by signature
+    a = store.copy_tree_atomic(ws, tmp_path / "ev" / "a", cache=cache)
+    b = store.copy_tree_atomic(ws, tmp_path / "ev" / "b", cache=cache)  # same content: linked
+    assert (a.linked, b.linked) == (0, 1)
+    assert _ino(tmp_path / "ev" / "a" / "big.bin") == _ino(tmp_path / "ev" / "b" / "big.bin")
+    assert a.files["big.bin"] == store.StoredFile(len(big), hashlib.sha256(big).hexdigest())
+    with open(ws / "big.bin", "r+b") as handle:
+        handle.seek(2 * 1024 * 1024)
+        handle.write(b"X")
+    c = store.copy_tree_atomic(ws, tmp_path / "ev" / "c", cache=cache)
+    assert c.linked == 0
+    assert (tmp_path / "ev" / "a" / "big.bin").read_bytes() == big
+    assert (tmp_path / "ev" / "c" / "big.bin").read_bytes() == (ws / "big.bin").read_bytes() != big
+    assert not [p for p in (tmp_path / "ev").rglob(".skill-eval-link-*")]
+
+
 def test_a_moved_or_replaced_evidence_file_is_never_linked(live: Path, tmp_path: Path) -> None:
     cache = store.SnapshotCache()
     ev = tmp_path / "ev"
