@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import re
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
@@ -103,25 +105,49 @@ def read_grade(path: Path) -> GroupGrade:
     return parse_grade(read_json(path), path)
 
 
+_SHA256 = re.compile(r"[0-9a-f]{64}")
+
+
+def _manifest_entries(data: Any) -> dict[str, tuple[int, str]] | None:
+    """The entries of a manifest that has exactly the shape its schema asks for, checked by
+    hand (a schema check of 10,000 entries costs ~0.7 s, this ~10 ms); None when not."""
+    files = data.get("files") if isinstance(data, dict) else None
+    if not isinstance(files, dict):
+        return None
+    entries: dict[str, tuple[int, str]] = {}
+    for path, entry in files.items():
+        size = entry.get("size") if isinstance(entry, dict) else None
+        digest = entry.get("sha256") if isinstance(entry, dict) else None
+        if (type(size) is not int or size < 0 or not isinstance(digest, str)
+                or _SHA256.fullmatch(digest) is None):
+            return None
+        # interned: the trees of one run share most paths and digests
+        entries[sys.intern(path)] = (size, sys.intern(digest))
+    return entries
+
+
 def load_tree(root: Path) -> FileTree:
     """A stored snapshot tree, read lazily: its listing and digests from ``<tree>.manifest.json``
     when the snapshot wrote one, else listed from the tree itself (results stored before
-    manifests, or with one that cannot be read), digests then computed on demand."""
+    manifests, or with a manifest that is not one), digests then computed on demand."""
     manifest = manifest_file(root)
     if manifest.is_file() and root.is_dir():
         try:
-            files = read_record(records.ManifestRecord, manifest).files
+            data = read_json(manifest)
         except EvidenceError:
-            pass
-        else:
-            return FileTree(str(root), {k: v.size for k, v in files.items()}, {k: v.sha256 for k, v in files.items()})
+            data = None
+        entries = _manifest_entries(data)
+        if entries is None and data is not None and not records.problems(records.ManifestRecord, data):
+            entries = {k: (v.size, v.sha256) for k, v in records.ManifestRecord.from_json(data).files.items()}
+        if entries is not None:
+            return FileTree(str(root), {k: v[0] for k, v in entries.items()}, {k: v[1] for k, v in entries.items()})
     sizes: dict[str, int] = {}
     if root.is_dir():
         for dirpath, _dirnames, filenames in os.walk(root):
             for name in filenames:
                 path = Path(dirpath) / name
                 if path.is_file() and not path.is_symlink():
-                    sizes[path.relative_to(root).as_posix()] = path.stat().st_size
+                    sizes[sys.intern(path.relative_to(root).as_posix())] = path.stat().st_size
     return FileTree(str(root), sizes)
 
 

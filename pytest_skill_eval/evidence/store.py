@@ -322,7 +322,11 @@ class _TreeCopier:
                 # a large file is written as it is read, never held whole in memory
                 size = self._stream(fd, target, digest)
             else:
-                data = b"".join(iter(lambda: os.read(fd, _CHUNK), b""))
+                # one read when it returns the size fstat gave; to the end of the file otherwise
+                # (a short read, or a file that grew: then it is not steady and never shared)
+                data = os.read(fd, before.st_size + 1)
+                if len(data) != before.st_size:
+                    data += b"".join(iter(lambda: os.read(fd, _CHUNK), b""))
                 digest.update(data)
                 size = len(data)
             after = os.fstat(fd)
@@ -345,9 +349,10 @@ class _TreeCopier:
                 data, n = self.transform(data)
                 if n:
                     stored_digest = hashlib.sha256(data).hexdigest()
-            self._write(target, data)
+            self._write(target, data, after)
             size = len(data)
-        self._copy_stat(target, after)
+        else:
+            self._copy_stat(target, after)
         self.files[rel] = StoredFile(size, stored_digest)
         if n:
             self.counts[rel] = n
@@ -355,12 +360,15 @@ class _TreeCopier:
             self._stored.append((rel, source, _signature(after) if trusted else None, content))
 
     @staticmethod
-    def _write(target: str, data: bytes) -> None:
+    def _write(target: str, data: bytes, st: os.stat_result) -> None:
+        """*data* into a new file *target* with the mode and times of *st* (set on the open descriptor)."""
         out = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o600)
         try:
             view = memoryview(data)
             while view:
                 view = view[os.write(out, view):]
+            os.fchmod(out, stat.S_IMODE(st.st_mode))
+            os.utime(out, ns=(st.st_atime_ns, st.st_mtime_ns))
         finally:
             os.close(out)
 

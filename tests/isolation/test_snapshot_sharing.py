@@ -221,12 +221,23 @@ def test_grading_compares_trees_without_reading_their_files(tmp_path: Path, mani
     assert "missing" not in obs.final_files
 
 
-def test_an_unreadable_manifest_falls_back_to_the_tree(tmp_path: Path) -> None:
+@pytest.mark.parametrize("text", ["{not json", '{"files": {"a.json": {"size": -1, "sha256": "x"}}}', "[]"])
+def test_a_manifest_that_is_not_one_falls_back_to_the_tree(tmp_path: Path, text: str) -> None:
     run_dir = _stored_run(tmp_path, manifests=True)
-    (run_dir / "workspace.manifest.json").write_text("{not json")
+    (run_dir / "workspace.manifest.json").write_text(text)
     tree = load_tree(run_dir / "workspace")
     assert sorted(tree) == ["a.json", "b.txt", "c.txt"]
     assert tree["c.txt"] == b"c"
+    assert tree.digest("c.txt") == hashlib.sha256(b"c").hexdigest()
+
+
+def test_a_manifest_the_quick_check_refuses_but_the_schema_accepts_is_used(tmp_path: Path) -> None:
+    run_dir = _stored_run(tmp_path, manifests=True)
+    data = json.loads((run_dir / "workspace.manifest.json").read_text())
+    data["files"]["c.txt"]["size"] = 1.0  # an integer to JSON Schema, not to the quick check
+    (run_dir / "workspace.manifest.json").write_text(json.dumps(data))
+    (run_dir / "workspace" / "b.txt").unlink()  # the manifest, not the tree, lists the files
+    assert sorted(load_tree(run_dir / "workspace")) == ["a.json", "b.txt", "c.txt"]
 
 
 # --- with the real host -------------------------------------------------------------------
