@@ -245,6 +245,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="1/10 MB and 1/5 turns only")
     parser.add_argument("--headline-only", action="store_true", help="20 turns x 100 MB of small files only")
+    parser.add_argument("--no-headline", action="store_true", help="skip 20 turns x 100 MB")
     parser.add_argument("--no-floor", action="store_true", help="skip the pi floor")
     parser.add_argument("--output", type=Path, default=None, help="JSON output (default results/growth.json)")
     args = parser.parse_args(argv)
@@ -255,7 +256,7 @@ def main(argv: list[str] | None = None) -> int:
     if not args.headline_only:
         plan += [(mb, shape, 1) for shape in ("files", "one") for mb in sizes]
         plan += [(10, "files", t) for t in turn_counts if t != 1]
-    if not args.quick:
+    if not args.quick and not args.no_headline:
         plan.append((100, "files", 20))
     work = Path(tempfile.mkdtemp(prefix="skill-eval-growth-"))
     private_tmp = work / "tmp"

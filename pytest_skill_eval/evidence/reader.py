@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
@@ -127,28 +128,47 @@ def _manifest_entries(data: Any) -> dict[str, tuple[int, str]] | None:
 
 
 def load_tree(root: Path) -> FileTree:
-    """A stored snapshot tree, read lazily: its listing and digests from ``<tree>.manifest.json``
-    when the snapshot wrote one, else listed from the tree itself (results stored before
-    manifests, or with a manifest that is not one), digests then computed on demand."""
+    """A stored snapshot tree, read lazily.
+
+    The tree itself says which files there are and their sizes (one ``lstat`` each, no
+    reads), so a file added, removed or resized by hand is seen. ``<tree>.manifest.json``
+    supplies each file's digest while the file still has the size it recorded and an mtime
+    older than the manifest itself (a stored file keeps its source's mtime; an edit after
+    the snapshot makes it newer). Any other file, and every file of a tree stored before
+    manifests (or with a manifest that is not one), is hashed when a comparison asks.
+    """
+    sizes: dict[str, int] = {}
+    mtimes: dict[str, int] = {}
+    if root.is_dir():
+        _list_tree(str(root), "", sizes, mtimes)
+    digests: dict[str, str] = {}
     manifest = manifest_file(root)
-    if manifest.is_file() and root.is_dir():
+    if sizes and manifest.is_file():
         try:
             data = read_json(manifest)
-        except EvidenceError:
+            written = manifest.stat().st_mtime_ns
+        except (EvidenceError, OSError):
             data = None
         entries = _manifest_entries(data)
         if entries is None and data is not None and not records.problems(records.ManifestRecord, data):
             entries = {k: (v.size, v.sha256) for k, v in records.ManifestRecord.from_json(data).files.items()}
-        if entries is not None:
-            return FileTree(str(root), {k: v[0] for k, v in entries.items()}, {k: v[1] for k, v in entries.items()})
-    sizes: dict[str, int] = {}
-    if root.is_dir():
-        for dirpath, _dirnames, filenames in os.walk(root):
-            for name in filenames:
-                path = Path(dirpath) / name
-                if path.is_file() and not path.is_symlink():
-                    sizes[sys.intern(path.relative_to(root).as_posix())] = path.stat().st_size
-    return FileTree(str(root), sizes)
+        for path, (size, digest) in (entries or {}).items():
+            if sizes.get(path) == size and mtimes[path] < written:
+                digests[path] = digest
+    return FileTree(str(root), sizes, digests)
+
+
+def _list_tree(directory: str, prefix: str, sizes: dict[str, int], mtimes: dict[str, int]) -> None:
+    """Every regular file under *directory* (symlinks not followed): size and mtime by relative path."""
+    with os.scandir(directory) as entries:
+        for entry in entries:
+            st = entry.stat(follow_symlinks=False)
+            if stat.S_ISDIR(st.st_mode):
+                _list_tree(entry.path, prefix + entry.name + "/", sizes, mtimes)
+            elif stat.S_ISREG(st.st_mode):
+                rel = sys.intern(prefix + entry.name)
+                sizes[rel] = st.st_size
+                mtimes[rel] = st.st_mtime_ns
 
 
 def load_observation(run_dir: Path) -> RunObservation:

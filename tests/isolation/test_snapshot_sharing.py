@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from pytest_skill_eval import observation
 from pytest_skill_eval.evidence import layout, records, store
 from pytest_skill_eval.evidence.reader import load_observation, load_tree
 from pytest_skill_eval.grading.workspace import changed_files
@@ -182,9 +183,14 @@ def _stored_run(tmp_path: Path, *, manifests: bool) -> Path:
     run_dir = tmp_path / "run"
     ws = tmp_path / "s" / "workspace"
     ws.mkdir(parents=True)
-    (ws / "a.json").write_bytes(b'{"v": 1}')
-    (ws / "b.txt").write_bytes(b"b")
     cache = store.SnapshotCache()
+
+    def write(name: str, data: bytes) -> None:
+        (ws / name).write_bytes(data)
+        os.utime(ws / name, ns=(1_000_000_000, 1_000_000_000))  # long before any manifest
+
+    write("a.json", b'{"v": 1}')
+    write("b.txt", b"b")
 
     def snap(rel: str) -> None:
         taken = store.copy_tree_atomic(ws, run_dir / rel, cache=cache)
@@ -193,9 +199,9 @@ def _stored_run(tmp_path: Path, *, manifests: bool) -> Path:
             store.write_json(layout.manifest_file(run_dir / rel), record.to_json())
 
     snap("workspace-initial")
-    (ws / "a.json").write_bytes(b'{"v": 2}')
+    write("a.json", b'{"v": 2}')
     snap("turns/1/workspace")
-    (ws / "c.txt").write_bytes(b"c")
+    write("c.txt", b"c")
     snap("workspace")
     store.write_json(run_dir / "run.json", records.RunRecord(variant="baseline", group="g", state="complete",
                                                               reason=None).to_json())
@@ -212,8 +218,8 @@ def test_grading_compares_trees_without_reading_their_files(tmp_path: Path, mani
     obs = load_observation(run_dir)
     assert isinstance(obs.final_files, FileTree)
     if manifests:
-        # the manifests answer listing and comparison: no file is opened
-        monkeypatch.setattr(FileTree, "__getitem__", lambda self, key: pytest.fail(f"read {key}"))
+        # the tree lists itself, the manifests give the digests: no file is opened
+        monkeypatch.setattr(observation, "open", lambda *a, **k: pytest.fail(f"opened {a[0]}"), raising=False)
     assert changed_files(obs.initial_files, obs.final_files) == {"a.json": "modified", "c.txt": "added"}
     assert changed_files(obs.initial_files, obs.turn_files[1]) == {"a.json": "modified"}
     monkeypatch.undo()
@@ -235,9 +241,20 @@ def test_a_manifest_the_quick_check_refuses_but_the_schema_accepts_is_used(tmp_p
     run_dir = _stored_run(tmp_path, manifests=True)
     data = json.loads((run_dir / "workspace.manifest.json").read_text())
     data["files"]["c.txt"]["size"] = 1.0  # an integer to JSON Schema, not to the quick check
+    data["files"]["c.txt"]["sha256"] = "0" * 64  # proves the digest comes from the manifest
     (run_dir / "workspace.manifest.json").write_text(json.dumps(data))
-    (run_dir / "workspace" / "b.txt").unlink()  # the manifest, not the tree, lists the files
-    assert sorted(load_tree(run_dir / "workspace")) == ["a.json", "b.txt", "c.txt"]
+    assert load_tree(run_dir / "workspace").digest("c.txt") == "0" * 64
+
+
+def test_a_stored_tree_edited_by_hand_is_graded_as_it_is_now(tmp_path: Path) -> None:
+    """The tree lists itself; a manifest digest counts only for a file untouched since."""
+    run_dir = _stored_run(tmp_path, manifests=True)
+    (run_dir / "workspace" / "c.txt").unlink()
+    # replaced, not written in place: b.txt is a hard link shared with workspace-initial/
+    (run_dir / "workspace" / "b.new").write_bytes(b"B")  # same size, newer mtime than the manifest
+    os.replace(run_dir / "workspace" / "b.new", run_dir / "workspace" / "b.txt")
+    obs = load_observation(run_dir)
+    assert changed_files(obs.initial_files, obs.final_files) == {"a.json": "modified", "b.txt": "modified"}
 
 
 # --- with the real host -------------------------------------------------------------------
