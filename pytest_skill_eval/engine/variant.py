@@ -96,7 +96,7 @@ class VariantEvidence:
         manifest = records.ManifestRecord({k: records.ManifestEntry(v.size, v.sha256) for k, v in taken.files.items()})
         # not passed through the redactor: the manifest names the stored files as they are named
         # in the tree, and its digests are of the already redacted bytes
-        store.write_json(layout.manifest_file(self.run_dir / rel), manifest.to_json(), sync_dir=False)
+        store.write_atomic(layout.manifest_file(self.run_dir / rel), manifest.to_bytes(), sync_dir=False)
 
     def write_text(self, rel: str, text: str) -> None:
         clean, n = self.redactor.text(text)

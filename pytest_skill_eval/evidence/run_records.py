@@ -3,6 +3,7 @@ and ``context-observations.json`` (see :mod:`.records` for the rest, and for rea
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -360,3 +361,11 @@ class ManifestRecord:
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> ManifestRecord:
         return cls({k: ManifestEntry(int(v["size"]), str(v["sha256"])) for k, v in d["files"].items()})
+
+    def to_bytes(self) -> bytes:
+        """The stored text: one line per file (``grep``-able; json's indenting encoder is pure
+        Python and costs ~0.15 s per 10,000 entries, this a tenth of it)."""
+        lines = [f'    {json.dumps(k, ensure_ascii=False)}: {{"size": {v.size}, "sha256": "{v.sha256}"}}'
+                 for k, v in self.files.items()]
+        body = ",\n".join(lines)
+        return ('{\n  "files": {\n' + body + "\n  }\n}\n" if lines else '{\n  "files": {}\n}\n').encode("utf-8")

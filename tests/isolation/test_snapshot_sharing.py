@@ -196,7 +196,7 @@ def _stored_run(tmp_path: Path, *, manifests: bool) -> Path:
         taken = store.copy_tree_atomic(ws, run_dir / rel, cache=cache)
         if manifests:
             record = records.ManifestRecord({k: records.ManifestEntry(v.size, v.sha256) for k, v in taken.files.items()})
-            store.write_json(layout.manifest_file(run_dir / rel), record.to_json())
+            store.write_atomic(layout.manifest_file(run_dir / rel), record.to_bytes())
 
     snap("workspace-initial")
     write("a.json", b'{"v": 2}')
@@ -308,3 +308,12 @@ def test_pi_writing_in_place_never_changes_an_earlier_linked_snapshot(pytester: 
         manifest = json.loads((run_dir / "turns" / "2" / "workspace.manifest.json").read_text())
         assert manifest["files"]["out.txt"] == {"size": 10, "sha256": hashlib.sha256(b"VERSION-2\n").hexdigest()}
     assert _ino(gdir / "baseline" / "workspace-initial" / "out.txt") == _ino(gdir / "candidate" / "workspace-initial" / "out.txt")
+
+
+@pytest.mark.parametrize("files", [{}, {"a": (1, "0" * 64), 'q"\\ \u00e9/b': (0, "f" * 64)}])
+def test_a_manifest_is_the_json_of_its_record_one_line_per_file(files: dict[str, tuple[int, str]]) -> None:
+    record = records.ManifestRecord({k: records.ManifestEntry(*v) for k, v in files.items()})
+    text = record.to_bytes().decode("utf-8")
+    assert json.loads(text) == record.to_json()
+    assert records.parse(records.ManifestRecord, json.loads(text), "m") == record
+    assert len(text.splitlines()) == (3 if not files else 4 + len(files))
