@@ -41,7 +41,13 @@ def scratch_root(workspace: Path) -> Path:
     tmp = Path(tempfile.gettempdir()).resolve()
     path = Path(workspace).resolve()
     if path.is_relative_to(tmp) and path != tmp:
-        return tmp / path.relative_to(tmp).parts[0]
+        parts = path.relative_to(tmp).parts
+        # the engine's run directories live in a per-user directory (``skill-eval-<uid>/run-…``):
+        # copying that whole directory would copy every other process's runs too
+        for depth, part in enumerate(parts[:-1]):
+            if part.startswith("run-"):
+                return tmp.joinpath(*parts[: depth + 1])
+        return tmp / parts[0]
     return path.parent.parent
 
 

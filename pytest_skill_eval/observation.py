@@ -7,11 +7,73 @@ result can be re-graded without running the agent again.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import hashlib
+import os
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 RunState = Literal["complete", "invalid", "infrastructure-failed", "cancelled", "not-selected"]
+
+
+class FileTree(Mapping[str, bytes]):
+    """A stored workspace tree as grading sees it: a map of slash-separated relative path to
+    bytes that reads a file only when it is looked up.
+
+    The listing, sizes and (when a manifest recorded them) digests are known without reading
+    any file, so comparing two trees or asking whether a path exists costs no file reads,
+    and memory grows with the bytes actually checked, not with the tree.
+    """
+
+    __slots__ = ("_root", "_sizes", "_digests")
+
+    def __init__(self, root: str, sizes: Mapping[str, int], digests: Mapping[str, str] | None = None) -> None:
+        self._root = root
+        self._sizes = dict(sorted(sizes.items()))
+        self._digests = dict(digests or {})
+
+    def __getitem__(self, key: str) -> bytes:
+        if key not in self._sizes:
+            raise KeyError(key)
+        with open(os.path.join(self._root, *key.split("/")), "rb") as handle:
+            return handle.read()
+
+    def __contains__(self, key: object) -> bool:
+        return key in self._sizes
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._sizes)
+
+    def __len__(self) -> int:
+        return len(self._sizes)
+
+    def size(self, key: str) -> int:
+        return self._sizes[key]
+
+    def digest(self, key: str) -> str:
+        """The sha256 of the stored file *key*: from the manifest, else read (streamed) once."""
+        found = self._digests.get(key)
+        if found is None:
+            if key not in self._sizes:
+                raise KeyError(key)
+            digest = hashlib.sha256()
+            with open(os.path.join(self._root, *key.split("/")), "rb") as handle:
+                for chunk in iter(lambda: handle.read(1 << 20), b""):
+                    digest.update(chunk)
+            found = self._digests[key] = digest.hexdigest()
+        return found
+
+
+def file_size(files: Mapping[str, bytes], path: str) -> int:
+    """The size of *path* in *files* (without reading it when *files* is a :class:`FileTree`)."""
+    return files.size(path) if isinstance(files, FileTree) else len(files[path])
+
+
+def same_file(a: Mapping[str, bytes], b: Mapping[str, bytes], path: str) -> bool:
+    """Whether *path* holds the same bytes in *a* and *b* (by digest between two :class:`FileTree`)."""
+    if isinstance(a, FileTree) and isinstance(b, FileTree):
+        return a.size(path) == b.size(path) and a.digest(path) == b.digest(path)
+    return a[path] == b[path]
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,7 +23,7 @@ from pytest_skill_eval import __version__
 from pytest_skill_eval.errors import EvidenceError, MalformedGrade, SkillEvalError
 from pytest_skill_eval.evidence import layout, records, store
 from pytest_skill_eval.evidence.locate import regrade_files, regrade_time, resolve_result
-from pytest_skill_eval.evidence.reader import read_aggregate, read_grade, read_record
+from pytest_skill_eval.evidence.reader import load_tree, read_aggregate, read_grade, read_record
 from pytest_skill_eval.grading.aggregate import TrialGrade
 from pytest_skill_eval.grading.results import GroupGrade
 from pytest_skill_eval.render.html import (
@@ -96,14 +96,14 @@ def _variant(gdir: Path, name: str, declared: Mapping[str, Any], result_dir: Pat
     if (run_dir / "final-response.txt").is_file():
         final_response = (run_dir / "final-response.txt").read_bytes().decode("utf-8", errors="replace")
     workspace: tuple[FileDiff, ...] = ()
-    initial = store.read_files(run_dir / "workspace-initial")
+    initial = load_tree(run_dir / "workspace-initial")
     if (run_dir / "workspace").is_dir():
-        workspace = diff_trees(initial, store.read_files(run_dir / "workspace"))
+        workspace = diff_trees(initial, load_tree(run_dir / "workspace"))
     turn_workspaces: dict[int, tuple[FileDiff, ...]] = {}
     if (run_dir / "turns").is_dir():
         for entry in (run_dir / "turns").iterdir():
             if entry.name.isdigit() and (entry / "workspace").is_dir():
-                turn_workspaces[int(entry.name)] = diff_trees(initial, store.read_files(entry / "workspace"))
+                turn_workspaces[int(entry.name)] = diff_trees(initial, load_tree(entry / "workspace"))
     stderr, stderr_size = None, 0
     if (run_dir / "stderr.txt").is_file():
         text = (run_dir / "stderr.txt").read_bytes().decode("utf-8", errors="replace")

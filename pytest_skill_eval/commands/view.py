@@ -14,7 +14,7 @@ from typing import Any
 
 from pytest_skill_eval.definitions.selection import select_variants
 from pytest_skill_eval.errors import SelectionError
-from pytest_skill_eval.evidence import layout, store
+from pytest_skill_eval.evidence import layout
 from pytest_skill_eval.evidence.locate import (
     _RESULT_ID,
     regrade_files,
@@ -25,6 +25,7 @@ from pytest_skill_eval.evidence.locate import (
 from pytest_skill_eval.evidence.reader import (
     Parsed,
     definition_record,
+    load_tree,
     parse_aggregate,
     parse_grade,
     read_checked,
@@ -34,6 +35,7 @@ from pytest_skill_eval.evidence.reader import (
 )
 from pytest_skill_eval.evidence.records import GroupRecord, parse_group
 from pytest_skill_eval.grading.results import GroupGrade
+from pytest_skill_eval.observation import same_file
 from pytest_skill_eval.render.text import escape_path, neutralise
 from pytest_skill_eval.render.views import (
     GroupEvidence,
@@ -97,15 +99,16 @@ def _workspace_changes(run_dir: Path, result_dir: Path) -> list[tuple[str, str]]
     final_dir = run_dir / "workspace"
     if not final_dir.is_dir():
         return []
-    before = store.fingerprint_tree(run_dir / "workspace-initial") if (run_dir / "workspace-initial").is_dir() else {}
-    after = store.fingerprint_tree(final_dir)
+    # by the manifests' digests when the snapshots wrote them: no workspace is re-hashed
+    before = load_tree(run_dir / "workspace-initial")
+    after = load_tree(final_dir)
     changes: list[tuple[str, str]] = []
     for rel in sorted(set(before) | set(after)):
         if rel not in before:
             changes.append(("added", _relative(final_dir / rel, result_dir)))
         elif rel not in after:
             changes.append(("removed", _relative(run_dir / "workspace-initial" / rel, result_dir)))
-        elif before[rel] != after[rel]:
+        elif not same_file(before, after, rel):
             changes.append(("modified", _relative(final_dir / rel, result_dir)))
     return changes
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import shutil
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
@@ -41,6 +41,9 @@ class Shared:
     revision: RevisionCheck | None
     #: where the variants' skills and context come from
     sources: GroupSources | None = None
+    #: what this group's evidence snapshots stored, shared by both variants (and their
+    #: reruns): an unchanged file is stored once and hard-linked from then on
+    snapshots: store.SnapshotCache = field(default_factory=store.SnapshotCache, compare=False)
 
 
 def run_group(group: Group, position: int, cfg: EngineConfig, *, suite: Suite | None = None) -> GroupOutcome:
@@ -127,7 +130,7 @@ def _run_with_reruns(group: Group, name: VariantName, shared: Shared, scratch: P
     attempts: list[records.AttemptRecord] = []
     for attempt in range(1, cfg.rerun_infra + 2):
         outcome = run_variant(group, group.variant(name), shared.fixture, shared.bundles, scratch / name, run_dir, cfg,
-                              redactor, trial, sources=shared.sources)
+                              redactor, trial, sources=shared.sources, snapshots=shared.snapshots)
         # nothing of a finished variant may be reachable while its counterpart (or next attempt) runs
         shutil.rmtree(scratch / name, ignore_errors=True)
         if outcome.state != "infrastructure-failed" or attempt > cfg.rerun_infra:

@@ -32,7 +32,7 @@ from pytest_skill_eval.errors import (
     ScriptError,
     SourceError,
 )
-from pytest_skill_eval.evidence import objects, records, store
+from pytest_skill_eval.evidence import layout, objects, records, store
 from pytest_skill_eval.evidence.records import RunRecord
 from pytest_skill_eval.grading.kinds import WORKSPACE_KINDS
 from pytest_skill_eval.host.driver import HostRun, run_json, run_rpc
@@ -76,6 +76,7 @@ class VariantEvidence:
     run_dir: Path
     redactor: Redactor
     redactions: dict[str, int] = field(default_factory=dict)
+    snapshots: store.SnapshotCache = field(default_factory=store.SnapshotCache)
     #: the result directory whose ``objects/`` store holds the run's inputs (None: not stored)
     result_dir: Path | None = None
     stored: dict[str, records.StoredFile] = field(default_factory=dict)
@@ -108,9 +109,21 @@ class VariantEvidence:
             self.redactions[rel] = self.redactions.get(rel, 0) + n
 
     def snapshot(self, src: Path, rel: str) -> None:
-        """A workspace or session copy into evidence, each file redacted as it is written."""
-        counts = store.copy_tree_atomic(src, self.run_dir / rel, self.redactor.data if self.redactor.active else None)
-        self.redactions.update({f"{rel}/{k}": v for k, v in counts.items()})
+        """A workspace or session copy into evidence, each file redacted as it is written, then
+        its manifest (``<rel>.manifest.json``) beside it.
+
+        A file an earlier snapshot of this group already stored unchanged is hard-linked to
+        that evidence file instead of written again (:class:`~.store.SnapshotCache`); links
+        join evidence files only, never the live workspace.
+        """
+        active = self.redactor.active
+        taken = store.copy_tree_atomic(src, self.run_dir / rel, self.redactor.data if active else None,
+                                       self.snapshots, self.redactor.secrets if active else None)
+        self.redactions.update({f"{rel}/{k}": v for k, v in taken.counts.items()})
+        manifest = records.ManifestRecord({k: records.ManifestEntry(v.size, v.sha256) for k, v in taken.files.items()})
+        # not passed through the redactor: the manifest names the stored files as they are named
+        # in the tree, and its digests are of the already redacted bytes
+        store.write_atomic(layout.manifest_file(self.run_dir / rel), manifest.to_bytes(), sync_dir=False)
 
     def write_text(self, rel: str, text: str) -> None:
         clean, n = self.redactor.text(text)
@@ -191,7 +204,8 @@ class Driven:
 
 def run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, base: Path, run_dir: Path,
                 cfg: EngineConfig, redactor: Redactor, trial: int = 1, *,
-                sources: GroupSources | None = None) -> VariantOutcome:
+                sources: GroupSources | None = None,
+                snapshots: store.SnapshotCache | None = None) -> VariantOutcome:
     """Run one variant through its steps; its evidence is on disk when this returns or raises.
 
     What the variant gets (its initial workspace, skills, context, bundles and script) is
@@ -199,7 +213,8 @@ def run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, ba
     """
     name = variant.name
     cfg.progress(f"{group.id} [{name}] preparing")
-    evidence = VariantEvidence(run_dir, redactor, result_dir=cfg.result_dir)
+    evidence = VariantEvidence(run_dir, redactor, result_dir=cfg.result_dir,
+                               snapshots=snapshots if snapshots is not None else store.SnapshotCache())
     workspace = base / "workspace"
     shutil.copytree(fixture, workspace)
     evidence.snapshot(workspace, "workspace-initial")

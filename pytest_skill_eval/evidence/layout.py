@@ -156,3 +156,8 @@ def group_position(dir_name: str) -> int:
     """The one-based position a ``NNN-<id>`` directory name carries (0 when it is not one)."""
     match = _GROUP_DIR.fullmatch(dir_name)
     return int(match.group(1)) if match else 0
+
+
+def manifest_file(tree: Path) -> Path:
+    """``<tree>.manifest.json`` beside a snapshotted tree (``workspace`` -> ``workspace.manifest.json``)."""
+    return tree.with_name(tree.name + ".manifest.json")

@@ -31,6 +31,8 @@ from pytest_skill_eval.evidence.run_records import (
     FingerprintsRecord,
     GroupState,
     HostRunRecord,
+    ManifestEntry,
+    ManifestRecord,
     ModelRecord,
     RunPaths,
     RunRecord,
@@ -56,6 +58,8 @@ __all__ = [
     "HostRunRecord",
     "InvalidGroupRecord",
     "JSON",
+    "ManifestEntry",
+    "ManifestRecord",
     "ModelRecord",
     "PlannedGroup",
     "ProvenanceRecord",
@@ -476,7 +480,7 @@ class DefinitionRecord:
 # -------------------------------------------------------------------------------- reading
 
 Record = TypeVar("Record", RunRecord, GroupRecord, InvalidGroupRecord, ResultRecord, DefinitionRecord,
-                 TranscriptRecord, ContextObservations, SelectionRecord, FingerprintsRecord)
+                 TranscriptRecord, ContextObservations, SelectionRecord, FingerprintsRecord, ManifestRecord)
 
 _SCHEMAS: dict[type, str] = {
     RunRecord: "evidence-run",
@@ -488,6 +492,7 @@ _SCHEMAS: dict[type, str] = {
     ContextObservations: "evidence-context-observations",
     SelectionRecord: "evidence-selection",
     FingerprintsRecord: "evidence-fingerprints",
+    ManifestRecord: "evidence-manifest",
 }
 
 

@@ -21,7 +21,7 @@ from pytest_skill_eval.grading.jsonvalue import (
     show,
 )
 from pytest_skill_eval.grading.judging import TEXT_VERBS, Verdict, judge_text, listing, plural
-from pytest_skill_eval.observation import RunObservation
+from pytest_skill_eval.observation import RunObservation, file_size, same_file
 from pytest_skill_eval.sources.redaction import MARKER
 
 #: kinds judged on workspace state (the kinds of :data:`~.checks.WorkspaceCheck`): a ``turn``
@@ -91,7 +91,7 @@ def changed_files(initial: Mapping[str, bytes], current: Mapping[str, bytes]) ->
             changes[path] = "added"
         elif path not in current:
             changes[path] = "removed"
-        elif initial[path] != current[path]:
+        elif not same_file(initial, current, path):
             changes[path] = "modified"
     return changes
 
@@ -168,13 +168,14 @@ def expected_json(check: JsonCheck, group: Group) -> str:
 def judge_json(check: JsonCheck, obs: RunObservation, group: Group) -> Verdict:
     files = _workspace(obs, check)
     location = _workspace_location(check.path, check)
-    data = files.get(check.path)
     if check.expect in ("available", "missing"):
-        if data is None:
+        present = check.path in files
+        if not present:
             observed = _absence(files, check.path)
         else:
-            observed = f"{check.path} exists ({plural(len(data), 'byte')})"
-        return Verdict((data is not None) == (check.expect == "available"), observed, (location,))
+            observed = f"{check.path} exists ({plural(file_size(files, check.path), 'byte')})"
+        return Verdict(present == (check.expect == "available"), observed, (location,))
+    data = files.get(check.path)
     if data is None:
         return Verdict(False, _absence(files, check.path), (location,))
     try:

@@ -43,7 +43,7 @@ from pytest_skill_eval.evidence.records import (
 )
 from pytest_skill_eval.grading.aggregate import TrialGrade
 from pytest_skill_eval.grading.results import ExpectationResult, GroupGrade
-from pytest_skill_eval.observation import ContextRequest, Turn
+from pytest_skill_eval.observation import ContextRequest, Turn, same_file
 from pytest_skill_eval.render.text import escape_path, neutralise
 from pytest_skill_eval.trial_policy import rate_text
 from pytest_skill_eval.usage import UNAVAILABLE, VariantUsage, money, total
@@ -329,11 +329,12 @@ def assistant_steps(lines: Iterable[str], ranges: Mapping[int, tuple[int, int | 
 
 
 def diff_trees(before: Mapping[str, bytes], after: Mapping[str, bytes]) -> tuple[FileDiff, ...]:
-    """Every file added, removed or modified from *before* to *after*, by path."""
+    """Every file added, removed or modified from *before* to *after*, by path (stored trees are
+    compared by their manifests' digests, and only the files that differ are read)."""
     return tuple(
         diff_files(rel, before.get(rel), after.get(rel))
         for rel in sorted(set(before) | set(after))
-        if before.get(rel) != after.get(rel)
+        if rel not in before or rel not in after or not same_file(before, after, rel)
     )
 
 

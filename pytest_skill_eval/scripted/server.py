@@ -13,6 +13,7 @@ Streams use chunked transfer encoding on keep-alive connections, so a scripted
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
 import select
@@ -76,7 +77,9 @@ class RequestRecord:
     """One request the server answered, kept in memory for tests and diagnostics.
 
     ``reply`` is ``None`` when the request never reached a script (bad path, bad body,
-    unregistered model); ``error`` then says why. ``body`` is the decoded request.
+    unregistered model); ``error`` then says why. ``body`` is the decoded request when the
+    server was asked to keep bodies (``keep_bodies=True``, for tests), else ``None``: every
+    request repeats the whole conversation, so keeping them all grows with calls squared.
     """
 
     model: str | None
@@ -105,7 +108,8 @@ class ScriptedModelServer:
     ``models.json`` as provider :data:`PROVIDER`.
     """
 
-    def __init__(self, api: Api = "openai-completions", seed: str = "", latency: Latency | None = None) -> None:
+    def __init__(self, api: Api = "openai-completions", seed: str = "", latency: Latency | None = None, *,
+                 keep_bodies: bool = False) -> None:
         if api not in APIS:
             raise ValueError(f"scripted model server: expected an api of {', '.join(APIS)}, found {api!r}")
         #: the wire :meth:`provider_config` writes by default; every wire is served at its path
@@ -114,6 +118,8 @@ class ScriptedModelServer:
         self.seed = seed
         #: the emulated latency of every message reply, under the script's and the step's settings
         self.latency = Latency() if latency is None else latency
+        #: whether :meth:`requests` keeps each request's decoded body (metadata only by default)
+        self.keep_bodies = keep_bodies
         self._lock = threading.Lock()
         self._scripts: dict[str, tuple[Path, Script]] = {}
         self._records: list[RequestRecord] = []
@@ -260,6 +266,8 @@ class ScriptedModelServer:
             return sorted(self._scripts)
 
     def _record(self, record: RequestRecord) -> None:
+        if not self.keep_bodies and record.body is not None:
+            record = dataclasses.replace(record, body=None)
         with self._lock:
             self._records.append(record)
 

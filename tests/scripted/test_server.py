@@ -55,7 +55,7 @@ def script_dir(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture
 def server(script_dir: Path) -> Iterator[ScriptedModelServer]:
-    with ScriptedModelServer() as running:
+    with ScriptedModelServer(keep_bodies=True) as running:
         for name in SCRIPTS:
             running.register(name, script_dir / f"{name}.json")
         yield running

@@ -78,7 +78,7 @@ class PiRun:
 
 @pytest.fixture
 def server() -> Iterator[ScriptedModelServer]:
-    with ScriptedModelServer() as running:
+    with ScriptedModelServer(keep_bodies=True) as running:
         yield running
 
 

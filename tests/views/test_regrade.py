@@ -69,6 +69,21 @@ def test_regrade_of_untouched_evidence_reproduces_grade_json(stored_run: StoredR
     assert_snapshot("regrade-untouched", normalise(summary + "\n", stored_run, (str(result), "<COPY>")))
 
 
+def test_regrade_of_a_result_stored_before_manifests_reproduces_grade_json(stored_run: StoredRun,
+                                                                         tmp_path: Path) -> None:
+    result = copy_result(stored_run, tmp_path / "copy")
+    manifests = list(result.rglob("*.manifest.json"))
+    assert manifests  # this version writes one beside every snapshotted tree
+    for path in manifests:
+        path.unlink()
+    before = _grades(result)
+    summary = regrade(str(result), tmp_path, now=_clock)[0]
+    after = _grades(result)
+    for group in ("001-release-notes-activation", "002-release-notes-body", "003-release-notes-errors"):
+        assert after[f"groups/{group}/grade-regraded-20260720173209.json"] == before[f"groups/{group}/grade.json"]
+    assert "regraded  3 of 3 groups, 0 differ from grade.json" in summary
+
+
 def test_regrade_never_overwrites_an_earlier_regrade(stored_run: StoredRun, tmp_path: Path) -> None:
     result = copy_result(stored_run, tmp_path / "copy")
     regrade(str(result), tmp_path, now=_clock)
