@@ -73,7 +73,8 @@ def make_root(dest: Path, *, mb: int, shape: str, turns: int) -> Path:
         for i in range(total // SMALL_FILE):
             sub = fixture / f"d{i // 256:03d}"
             sub.mkdir(exist_ok=True)
-            (sub / f"f{i:05d}.txt").write_bytes(block[i % 97:] + block[: i % 97])
+            # every file distinct, as in a real fixture (the object store keeps one copy per content)
+            (sub / f"f{i:05d}.txt").write_bytes((f"{i:08d}\n".encode() + block)[:SMALL_FILE])
     prompts = [f"Turn {t}." for t in range(1, turns + 1)]
     expectations: list[dict[str, Any]] = [
         {"id": f"{v}-turn-{t}", "kind": "path", "variant": v, "path": f"turn-{t}.txt", "turn": t, "expect": "exists"}
