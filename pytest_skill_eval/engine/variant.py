@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -108,7 +109,28 @@ class VariantEvidence:
         if n:
             self.redactions[rel] = self.redactions.get(rel, 0) + n
 
-    def snapshot(self, src: Path, rel: str) -> None:
+    def store_snapshot_inputs(self, rel: str, top: str, taken: store.Snapshot) -> None:
+        """The regular files of the evidence snapshot *rel* (just taken, see :meth:`snapshot`) into
+        the object store as inputs under *top*, each linked to its evidence file, not copied again.
+
+        The snapshot's bytes are the redacted inputs, exactly what :meth:`store_inputs` would
+        store, so the fixture costs its size once in the evidence instead of twice.
+        """
+        if self.result_dir is None:
+            return
+        tree = self.run_dir / rel
+        for path_in_tree, stored in taken.files.items():
+            source = tree / path_in_tree
+            info = source.lstat()
+            if not stat.S_ISREG(info.st_mode):
+                continue
+            name = f"{top}/{path_in_tree}"
+            digest = objects.put_link(self.result_dir, source, stored.sha256)
+            self.stored[name] = records.StoredFile(digest, f"{stat.S_IMODE(info.st_mode):o}")
+            if taken.counts.get(path_in_tree):
+                self.count(f"snapshot/{name}", taken.counts[path_in_tree])
+
+    def snapshot(self, src: Path, rel: str) -> store.Snapshot:
         """A workspace or session copy into evidence, each file redacted as it is written, then
         its manifest (``<rel>.manifest.json``) beside it.
 
@@ -124,6 +146,7 @@ class VariantEvidence:
         # not passed through the redactor: the manifest names the stored files as they are named
         # in the tree, and its digests are of the already redacted bytes
         store.write_atomic(layout.manifest_file(self.run_dir / rel), manifest.to_bytes(), sync_dir=False)
+        return taken
 
     def write_text(self, rel: str, text: str) -> None:
         clean, n = self.redactor.text(text)
@@ -217,8 +240,7 @@ def run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, ba
                                snapshots=snapshots if snapshots is not None else store.SnapshotCache())
     workspace = base / "workspace"
     shutil.copytree(fixture, workspace)
-    evidence.snapshot(workspace, "workspace-initial")
-    evidence.store_inputs(base, "workspace")
+    evidence.store_snapshot_inputs("workspace-initial", "workspace", evidence.snapshot(workspace, "workspace-initial"))
     start = RunRecord(variant=name, group=group.id, state="invalid", reason=None, runtime=runtime_echo(group))
     prepared = prepare(group, variant, base, cfg, start, sources)
     evidence.store_inputs(base, "resources")

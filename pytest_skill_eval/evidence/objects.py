@@ -68,6 +68,32 @@ def put(result_dir: Path, data: bytes) -> str:
     return digest
 
 
+def put_link(result_dir: Path, source: Path, digest: str) -> str:
+    """Store the evidence file *source*, whose bytes hash to *digest*, by hard-linking it.
+
+    For inputs an evidence snapshot already holds byte for byte (the initial workspace): the
+    object then costs no second copy of the fixture. The object shares the evidence file's
+    inode and so its permission bits (the run's ``snapshot`` records the mode the variant
+    got either way); neither is ever written again. Where links are not possible the bytes
+    are stored by :func:`put`, checked against *digest* first.
+    """
+    path = object_path(result_dir, digest)
+    if path.is_file():
+        return digest
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.link(source, path)
+    except FileExistsError:
+        return digest  # another writer stored the same bytes first
+    except OSError:
+        data = source.read_bytes()
+        if hashlib.sha256(data).hexdigest() != digest:
+            raise EvidenceError(f"{source} no longer holds the bytes its snapshot recorded") from None
+        return put(result_dir, data)
+    fsync_dir(path.parent)
+    return digest
+
+
 def read(result_dir: Path, digest: str) -> bytes:
     """The bytes of object *digest*, checked against their name."""
     path = object_path(result_dir, digest)
