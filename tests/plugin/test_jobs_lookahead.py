@@ -6,6 +6,7 @@ relies on is forced, not timed.
 
 from __future__ import annotations
 
+import functools
 import threading
 from pathlib import Path
 
@@ -36,7 +37,7 @@ def test_jobs_run_at_once_up_to_the_lanes_and_start_in_order() -> None:
         return Path(f"/groups/{n}")
 
     lookahead = _lookahead(2)
-    lookahead.start([Job(n, f"item{n}", lambda n=n: work(n)) for n in range(4)])
+    lookahead.start([Job(n, f"item{n}", functools.partial(work, n)) for n in range(4)])
     release.set()
     # results are taken in item order, whichever finished first
     assert [lookahead.result(f"item{n}") for n in range(4)] == [Path(f"/groups/{n}") for n in range(4)]
@@ -76,7 +77,7 @@ def test_a_persistence_failure_starts_no_later_group() -> None:
         return Path(f"/groups/{n}")
 
     lookahead = _lookahead(2)
-    lookahead.start([Job(n, f"item{n}", lambda n=n: work(n)) for n in range(4)])
+    lookahead.start([Job(n, f"item{n}", functools.partial(work, n)) for n in range(4)])
     assert first_running.wait(WAIT)
     with pytest.raises(EvidenceError):
         lookahead.result("item1")
@@ -100,7 +101,7 @@ def test_stop_starts_nothing_queued_and_waits_for_running_groups() -> None:
         return Path(f"/groups/{n}")
 
     lookahead = _lookahead(1)
-    lookahead.start([Job(n, f"item{n}", lambda n=n: work(n)) for n in range(3)])
+    lookahead.start([Job(n, f"item{n}", functools.partial(work, n)) for n in range(3)])
     assert running.wait(WAIT)
     stopper = threading.Thread(target=lookahead.stop, kwargs={"cancel": False})
     stopper.start()
