@@ -303,7 +303,7 @@ class SkillEvalSession:
         return self.run_group(group, position, suite)  # one job, or an item run again (reruns)
 
     def _start_lookahead(self, first: pytest.Item) -> None:
-        """Queue *first* and every group item after it to the lanes, in item order."""
+        """Queue *first* and every group item after it to the lanes (see :func:`start_order`)."""
         from pytest_skill_eval.engine.group import run_group
         from pytest_skill_eval.errors import HostError
         from pytest_skill_eval.plugin.items import SkillEvalItem
@@ -328,7 +328,7 @@ class SkillEvalSession:
             return Job(index, item.nodeid, work)
 
         self._lookahead = lookahead
-        lookahead.start([job(n, i) for n, i in enumerate(chosen)])
+        lookahead.start([job(n, chosen[n]) for n in start_order(chosen, stop_early=bool(self.config.option.maxfail))])
 
     def cancel_jobs(self) -> None:
         """Ctrl-C: no queued group starts and every running variant is cancelled."""
@@ -520,6 +520,19 @@ class SkillEvalSession:
                 f"skill-eval: shard {self.shard} has no groups: the {len(split.groups)} selected group(s) went to "
                 f"the other shards; this is not an error (exit 0), and result {self.result_id} records the shard "
                 "for skill-eval merge", yellow=True)
+
+
+def start_order(items: Any, *, stop_early: bool) -> list[int]:
+    """The order ``--skill-eval-jobs`` starts the groups of *items* in (indexes into *items*).
+
+    Longest first, by declared turns (a group with more turns keeps its lane longer), ties
+    in item order, so the last groups to start are the short ones and the lanes end close
+    together. With ``-x``/``--maxfail`` (*stop_early*) in item order, so the first failure
+    stops the run as early as it would with one job. Reports are in item order either way.
+    """
+    if stop_early:
+        return list(range(len(items)))
+    return sorted(range(len(items)), key=lambda n: -len(items[n].group.prompts))
 
 
 def definitions_fingerprint(items: Any) -> str:

@@ -250,3 +250,53 @@ def test_jobs_ini_setting_is_read(project: Path) -> None:
     done = _pytest(project, "--skill-eval", "suite.json", "-n", "2", "--collect-only")
     assert done.returncode == pytest.ExitCode.USAGE_ERROR
     assert "--skill-eval-jobs 2 runs groups at once" in done.stderr
+
+
+@pytest.mark.pi
+def test_evidence_that_cannot_be_persisted_starts_no_later_group(project: Path, pytester: pytest.Pytester) -> None:
+    """The failing group's lane stops the queue at once; the other lane's group finishes."""
+    stall = _stalling_groups(project, 1)[0]
+    write_json(project / "three.json", suite("three", ["groups/improves.json", f"groups/{stall}.json",
+                                                       "groups/stays-failing.json"]))
+    # grade.json and its fallback cannot be written for the first group (a directory is in the way)
+    pytester.makeconftest("""
+        from pytest_skill_eval.plugin.session import SESSION_KEY
+
+        def pytest_runtest_setup(item):
+            if item.name == "improves":
+                gdir = item.config.stash[SESSION_KEY].result_dir / "groups" / "001-improves"
+                for name in ("grade.json", "grade-fallback.json"):
+                    (gdir / name).mkdir(parents=True)
+    """)
+    # two lanes: improves fails to publish while the stalled group (3 s per variant) still runs
+    result = pytester.runpytest_subprocess("--skill-eval", "three.json", "-p", "no:cacheprovider",
+                                           "--skill-eval-jobs", "2", "--skill-eval-stall-timeout", "3")
+    result.assert_outcomes(errors=1)
+    result.stdout.fnmatch_lines(["*skill-eval: no result.json written: evidence could not be persisted*"])
+    result_dir = only_result(project)
+    assert not (result_dir / "result.json").exists()
+    assert read_json(result_dir / "groups" / f"002-{stall}" / "group.json")["state"] == "invalid", \
+        "the group already running finished"
+    assert not (result_dir / "groups" / "003-stays-failing").exists(), "no queued group starts"
+
+
+@pytest.mark.pi
+def test_longer_groups_start_first_and_reports_stay_in_item_order(project: Path, pi_host: Any) -> None:
+    write_json(project / "mixed.json", suite("mixed", ["groups/improves.json", "groups/regresses.json",
+                                                       "groups/release-notes-body.json"]))
+
+    def baseline_starts() -> dict[str, float]:
+        result_dir = sorted(p for p in (project / ".skill-eval" / "runs").iterdir() if p.is_dir())[-1]
+        return {gdir.name.split("-", 1)[1]: read_json(gdir / "baseline" / "run.json")["started_at"]
+                for gdir in (result_dir / "groups").iterdir()}
+
+    # two lanes: the two-turn body group and the first one-turn group start; the second waits
+    done = _pytest(project, "--skill-eval", "mixed.json", "--skill-eval-jobs", "2", "-v")
+    assert _reports(done.stdout) == ["mixed.json::improves PASSED fail-to-pass", "mixed.json::regresses FAILED pass-to-fail",
+                                     "mixed.json::release-notes-body PASSED fail-to-pass"], done.stdout
+    starts = baseline_starts()
+    assert starts["release-notes-body"] < starts["regresses"] and starts["improves"] < starts["regresses"], starts
+    # with -x they start in item order, so the first failure stops the run as early as with one job
+    done = _pytest(project, "--skill-eval", "mixed.json", "--skill-eval-jobs", "2", "-x")
+    starts = baseline_starts()
+    assert starts["improves"] < starts["release-notes-body"] and starts["regresses"] < starts["release-notes-body"], starts

@@ -9,11 +9,13 @@ from __future__ import annotations
 import functools
 import threading
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from pytest_skill_eval.errors import EvidenceError, GroupNotGraded
 from pytest_skill_eval.plugin.jobs import Job, LookAhead
+from pytest_skill_eval.plugin.session import start_order
 
 WAIT = 30.0
 
@@ -149,3 +151,17 @@ def test_a_job_that_never_started_after_ctrl_c_raises_keyboard_interrupt() -> No
     lookahead.stop(cancel=True)
     with pytest.raises(KeyboardInterrupt):
         lookahead.result("b")
+
+
+def _items(*turns: int) -> list[SimpleNamespace]:
+    return [SimpleNamespace(group=SimpleNamespace(prompts=("p",) * n)) for n in turns]
+
+
+def test_groups_start_longest_first_ties_in_item_order() -> None:
+    assert start_order(_items(1, 2, 1, 3, 2), stop_early=False) == [3, 1, 4, 0, 2]
+    assert start_order(_items(1, 1, 1), stop_early=False) == [0, 1, 2]
+    assert start_order([], stop_early=False) == []
+
+
+def test_with_exitfirst_groups_start_in_item_order() -> None:
+    assert start_order(_items(1, 2, 1, 3), stop_early=True) == [0, 1, 2, 3]
