@@ -2,13 +2,15 @@
 """Latency-bound runs: many xdist lanes while the (emulated) model keeps everyone waiting.
 
     python benchmarks/latency.py [--groups 32] [--ttft 1.5] [--tps 50] [--lanes 1,4,8,16]
-                                 [--repeat-lanes 8] [--quick] [--quiet-wait S] [--output FILE]
+                                 [--jobs 1,4,8,16] [--repeat-lanes 8] [--quick] [--quiet-wait S]
+                                 [--output FILE]
 
 With a real model a run is latency-bound, not CPU-bound. This benchmark makes the scripted
 stand-in as slow as one (every script of the generated suite gets a top-level ``latency``:
 ``first_token_delay`` = ``--ttft`` seconds, then ``--tps`` output tokens per second; see
 docs/scripted-model.md) and runs the suite (the quickstart groups, cycled) under
-``pytest -n L`` for each lane count L. For each run it reports:
+``pytest -n L`` for each lane count L, and with ``--jobs`` under ``pytest -n 0
+--skill-eval-jobs L`` (L lanes as threads of one pytest process). For each run it reports:
 
 * wall         spawn to exit of ``pytest --skill-eval suite.json -n L``;
 * ideal        the total emulated model time of the run ÷ L. The model time is computed from
@@ -19,7 +21,9 @@ docs/scripted-model.md) and runs the suite (the quickstart groups, cycled) under
 * memory       peak resident memory per lane: psutil samples (every 0.1 s) the process tree
                of the run; a lane is one xdist worker plus every process below it (pi,
                node); its RSS is summed per sample, and the peak over samples and lanes is
-               reported, with the controller's peak and the whole tree's peak beside it;
+               reported, with the controller's peak and the whole tree's peak beside it.
+               With jobs the pytest process is the "controller" and each pi tree a "lane";
+               the whole tree ÷ L is the comparable figure;
 * CPU          user + system seconds of the whole tree (reaped children of the bench);
 * breakdown    from the evidence timestamps (``run.json`` ``started_at``/``ended_at``): the
                summed pi process time, how much of it is not model time (pi start-up, tool
@@ -166,8 +170,9 @@ class LaneRun:
     loadavg: tuple[float, float, float]
 
 
-def run_lanes(root: Path, lanes: int) -> LaneRun:
-    """``pytest --skill-eval suite.json -n <lanes>`` in a fresh interpreter, sampled."""
+def run_lanes(root: Path, lanes: int, *, jobs: bool = False) -> LaneRun:
+    """``pytest --skill-eval suite.json -n <lanes>`` (or ``-n 0 --skill-eval-jobs <lanes>``) in
+    a fresh interpreter, sampled."""
     runs = root / ".skill-eval" / "runs"
     before = {p for p in runs.iterdir() if p.is_dir()} if runs.is_dir() else set()
     env = dict(os.environ)
@@ -176,7 +181,8 @@ def run_lanes(root: Path, lanes: int) -> LaneRun:
         PYTEST_PLUGINS=",".join([PLUGIN, XDIST]),
         PYTHONPATH=os.pathsep.join(p for p in (str(HERE), os.environ.get("PYTHONPATH", "")) if p),
     )
-    args = ["--skill-eval", "suite.json", "-q", "-p", "no:cacheprovider", "-n", str(lanes)]
+    args = ["--skill-eval", "suite.json", "-q", "-p", "no:cacheprovider",
+            *(["-n", "0", "--skill-eval-jobs", str(lanes)] if jobs else ["-n", str(lanes)])]
     cpu0 = cpu_seconds(resource.RUSAGE_CHILDREN)
     started = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "pytest", *args], cwd=root, env=env, stdin=subprocess.DEVNULL,
@@ -238,8 +244,13 @@ class Lane:
         }
 
 
-def evidence_times(result_dir: Path, latency: Latency) -> dict[str, Any]:
-    """Model time, pi time, and per lane where the time went, from one stored result."""
+def evidence_times(result_dir: Path, latency: Latency, *, jobs: bool = False) -> dict[str, Any]:
+    """Model time, pi time, and per lane where the time went, from one stored result.
+
+    Under xdist a run's lane is the worker pid in its scratch path. With jobs every run has
+    the one pytest pid; the lanes are rebuilt from the groups' spans instead (a lane runs one
+    group at a time: each group, in start order, goes to the lane that became free first).
+    """
     model = 0.0
     requests = 0
     pi_time = 0.0
@@ -247,6 +258,7 @@ def evidence_times(result_dir: Path, latency: Latency) -> dict[str, Any]:
     ends: list[float] = []
     per_run_other: list[float] = []
     lanes: dict[str, Lane] = {}
+    by_group: dict[str, list[tuple[float, float, float]]] = {}
     pi_start: list[float] = []
     for run_json in sorted(result_dir.glob("groups/*/*/run.json")):
         run = json.loads(run_json.read_text(encoding="utf-8"))
@@ -265,14 +277,25 @@ def evidence_times(result_dir: Path, latency: Latency) -> dict[str, Any]:
         if first_request is not None:
             pi_start.append(first_request - float(run["started_at"]))
         duration = float(run["ended_at"]) - float(run["started_at"])
-        pid = _SCRATCH_PID.search(str(run.get("env", {}).get("HOME", "")))
-        lanes.setdefault(pid.group(1) if pid else "?", Lane()).runs.append(
-            (float(run["started_at"]), float(run["ended_at"]), run_model))
+        span = (float(run["started_at"]), float(run["ended_at"]), run_model)
+        if jobs:
+            by_group.setdefault(run_json.parent.parent.name, []).append(span)
+        else:
+            pid = _SCRATCH_PID.search(str(run.get("env", {}).get("HOME", "")))
+            lanes.setdefault(pid.group(1) if pid else "?", Lane()).runs.append(span)
         model += run_model
         pi_time += duration
         per_run_other.append(duration - run_model)
         starts.append(float(run["started_at"]))
         ends.append(float(run["ended_at"]))
+    if jobs:
+        free: list[tuple[float, str]] = []  # (when the lane became free, lane)
+        for runs in sorted(by_group.values(), key=min):
+            start = min(r[0] for r in runs)
+            ready = [f for f in free if f[0] <= start]
+            lane_name = min(ready)[1] if ready else f"lane-{len(free) + 1}"
+            free = [f for f in free if f[1] != lane_name] + [(max(r[1] for r in runs), lane_name)]
+            lanes.setdefault(lane_name, Lane()).runs.extend(runs)
     return {
         "pi_runs": len(starts),
         "model_requests": requests,
@@ -290,12 +313,14 @@ def evidence_times(result_dir: Path, latency: Latency) -> dict[str, Any]:
 # --------------------------------------------------------------------------- the bench
 
 
-def measure(root: Path, lanes: int, latency: Latency) -> dict[str, Any]:
+def measure(root: Path, lanes: int, latency: Latency, *, jobs: bool = False) -> dict[str, Any]:
+    load_before = os.getloadavg()
     wall_clock_start = time.time()
-    run = run_lanes(root, lanes)
-    times = evidence_times(run.result_dir, latency)
+    run = run_lanes(root, lanes, jobs=jobs)
+    times = evidence_times(run.result_dir, latency, jobs=jobs)
     ideal = times["model_s"] / lanes
     row = {
+        "mode": "jobs" if jobs else "xdist",
         "lanes": lanes,
         "wall_s": round(run.wall, 3),
         "ideal_s": round(ideal, 3),
@@ -316,6 +341,7 @@ def measure(root: Path, lanes: int, latency: Latency) -> dict[str, Any]:
         "pi_start_to_first_request_s": None if times["pi_start_s"] is None else round(times["pi_start_s"], 3),
         "bring_up_s": round(times["first_start"] - wall_clock_start, 3),
         "tail_s": round(wall_clock_start + run.wall - times["last_end"], 3),
+        "loadavg_before": [round(x, 2) for x in load_before],
         "loadavg_after": [round(x, 2) for x in run.loadavg],
     }
     lanes_seen = [lane.summary(wall_clock_start) for lane in times["lanes"].values()]
@@ -340,12 +366,12 @@ def render(report: dict[str, Any]) -> str:
     lines = [
         f"[latency-bound: {report['groups']} groups, first token {latency['first_token_delay']} s, "
         f"{latency['tokens_per_second']} tokens/s; ideal = model time / lanes]",
-        f"  {'lanes':>5} {'wall':>8} {'ideal':>8} {'ratio':>7} {'CPU':>7} {'MB/lane':>8} {'ctrl MB':>8} "
+        f"  {'lanes':>10} {'wall':>8} {'ideal':>8} {'ratio':>7} {'CPU':>7} {'MB/lane':>8} {'ctrl MB':>8} "
         f"{'tree MB':>8} {'bring-up':>9} {'tail':>6} {'pi-not-model/run':>17}",
     ]
     for row in report["runs"]:
         lines.append(
-            f"  {row['lanes']:>5} {row['wall_s']:>7.2f}s {row['ideal_s']:>7.2f}s {row['ratio']:>6.3f}x "
+            f"  {_lanes_label(row):>10} {row['wall_s']:>7.2f}s {row['ideal_s']:>7.2f}s {row['ratio']:>6.3f}x "
             f"{row['cpu_s']:>6.1f}s {row['lane_peak_mb']:>8.0f} {row['controller_peak_mb']:>8.0f} "
             f"{row['tree_peak_mb']:>8.0f} {row['bring_up_s']:>8.2f}s {row['tail_s']:>5.2f}s "
             f"{row['pi_not_model_per_run_s']:>16.3f}s"
@@ -354,7 +380,7 @@ def render(report: dict[str, Any]) -> str:
         lane = row.get("critical_lane")
         if lane:
             lines.append(
-                f"  -n {row['lanes']:<3} last lane: first pi start {lane['first_start_s']:.2f} s, model "
+                f"  {_lanes_label(row):<10} last lane: first pi start {lane['first_start_s']:.2f} s, model "
                 f"{lane['model_s']:.1f} s, pi not model {lane['pi_not_model_s']:.1f} s, between runs "
                 f"{lane['between_runs_s']:.2f} s, exit {row['wall_s'] - lane['last_end_s']:.2f} s; lanes end "
                 f"{row['lane_last_end_s'][0]:.1f}-{row['lane_last_end_s'][1]:.1f} s, model per lane "
@@ -369,12 +395,18 @@ def render(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _lanes_label(row: dict[str, Any]) -> str:
+    """``-n 8`` (xdist workers) or ``jobs 8`` (``-n 0 --skill-eval-jobs 8``)."""
+    return f"{'jobs' if row.get('mode') == 'jobs' else '-n'} {row['lanes']}"
+
+
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(description=(__doc__ or "").split("\n\n")[0])
     parser.add_argument("--groups", type=int, default=None, help="groups in the suite (default 32, 4 with --quick)")
     parser.add_argument("--ttft", type=float, default=None, help="seconds to first token (default 1.5, 0.2 quick)")
     parser.add_argument("--tps", type=float, default=50.0, help="output tokens per second (default 50)")
     parser.add_argument("--lanes", default=None, help="comma-separated -n values (default 1,4,8,16; 1,2 quick)")
+    parser.add_argument("--jobs", default="", help="comma-separated --skill-eval-jobs values run with -n 0 (after the -n runs)")
     parser.add_argument("--repeat-lanes", default="", help="comma-separated lane counts to run a second time")
     parser.add_argument("--quick", action="store_true", help="a smoke test: 4 groups, 0.2 s first token, -n 1,2")
     parser.add_argument("--quiet-wait", type=float, default=0.0, metavar="SECONDS",
@@ -388,7 +420,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
     groups = args.groups or (4 if args.quick else 32)
     latency = Latency(args.ttft if args.ttft is not None else (0.2 if args.quick else 1.5), args.tps)
-    lanes = [int(x) for x in (args.lanes or ("1,2" if args.quick else "1,4,8,16")).split(",") if x]
+    lanes = [int(x) for x in (args.lanes if args.lanes is not None else ("1,2" if args.quick else "1,4,8,16")).split(",")
+             if x]
+    jobs = [int(x) for x in args.jobs.split(",") if x]
     repeat = [int(x) for x in args.repeat_lanes.split(",") if x]
     output = args.output or RESULTS / ("latency-quick.json" if args.quick else "latency.json")
     from pytest_skill_eval.host.install import resolve_host
@@ -398,12 +432,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="skill-eval-latency-") as work:
         root = make_latency_suite(Path(work) / "suite", groups, latency)
         rows = []
-        for count in [*lanes, *repeat]:
+        for count, as_jobs in [*((n, False) for n in lanes), *((n, True) for n in jobs), *((n, False) for n in repeat)]:
             if args.quiet_wait:
                 say(f"latency: waiting up to {args.quiet_wait:.0f} s for a quiet machine "
                     f"(idle {wait_for_quiet(args.quiet_wait):.0%})")
-            say(f"latency: -n {count}, {groups} groups")
-            rows.append(measure(root, count, latency))
+            say(f"latency: {'-n 0 --skill-eval-jobs' if as_jobs else '-n'} {count}, {groups} groups, "
+                f"load average {os.getloadavg()[0]:.2f}")
+            rows.append(measure(root, count, latency, jobs=as_jobs))
             say(f"latency:   wall {rows[-1]['wall_s']} s, ideal {rows[-1]['ideal_s']} s, "
                 f"ratio {rows[-1]['ratio']}, {rows[-1]['lane_peak_mb']} MB/lane")
     report = {

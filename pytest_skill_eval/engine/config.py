@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -48,6 +49,9 @@ class EngineConfig:
     rerun_infra: int = 0
     #: pi's provider request timeout, recorded in run.json (default: the emergency ceiling)
     provider_timeout_s: float = DEFAULT_PROVIDER_TIMEOUT_S
+    #: set from another thread to cancel as Ctrl-C does (``--skill-eval-jobs``: groups run on
+    #: threads, which no KeyboardInterrupt reaches); None: only a Ctrl-C in this thread cancels
+    cancel: threading.Event | None = None
     #: where a group's inputs come from, by group and position (default: the definition root; a
     #: rerun: the stored result's object store)
     sources: Callable[[Group, int], GroupSources] | None = None

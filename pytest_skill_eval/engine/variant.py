@@ -251,6 +251,8 @@ def run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, ba
     evidence.store_inputs(base, "extensions")
     if isinstance(planned, RunRecord):
         return evidence.finish(planned)
+    if cfg.cancel is not None and cfg.cancel.is_set():
+        raise KeyboardInterrupt  # cancelled while preparing: the subject does not start
     driven = drive(group, name, planned, cfg, evidence)
     outcome = evidence.finish(persist(group, planned, driven, evidence))
     if driven.run.outcome == "cancelled":
@@ -373,7 +375,7 @@ def drive(group: Group, name: VariantName, planned: Planned, cfg: EngineConfig,
     started = time.time()
     veto: list[str] = []
     if plan.mode == "json":
-        run = run_json(plan, cfg.safeguards, observe=watch)
+        run = run_json(plan, cfg.safeguards, observe=watch, cancel=cfg.cancel)
         if run.outcome == "complete":
             after_turn(1)
         return Driven(run, None, started)
@@ -391,7 +393,8 @@ def drive(group: Group, name: VariantName, planned: Planned, cfg: EngineConfig,
         sent[0] = f"/skill:{skill_name} {group.prompts[0]}"
         return None
 
-    run = run_rpc(plan, sent, cfg.safeguards, before_first_turn=deliver, after_turn=after_turn, observe=watch)
+    run = run_rpc(plan, sent, cfg.safeguards, before_first_turn=deliver, after_turn=after_turn, observe=watch,
+                  cancel=cfg.cancel)
     return Driven(run, veto[0] if veto else None, started)
 
 

@@ -7,6 +7,7 @@ partial evidence to persist. The process tree is always reaped.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import queue
@@ -120,8 +121,10 @@ class _Stream:
 
 class _Session:
     def __init__(self, plan: LaunchPlan, safeguards: Safeguards, sent: list[str] | None = None,
-                 observe: Observer | None = None) -> None:
+                 observe: Observer | None = None, cancel: threading.Event | None = None) -> None:
         self.plan = plan
+        #: set by another thread to cancel this run as Ctrl-C would (``--skill-eval-jobs``)
+        self.cancel = cancel
         self.observe = observe
         self.sent = list(sent) if sent is not None else list(plan.prompts)
         #: Where the turn being driven began (RPC mode), for a turn that never settles.
@@ -134,6 +137,8 @@ class _Session:
         self._eof = False
 
     def start(self) -> None:
+        self._check_cancel()  # cancellation starts no queued subject
+        _libc()  # loaded here: the child between fork and exec must not import anything
         self.run.started_at = time.time()
         self.proc = subprocess.Popen(
             self.plan.argv(),
@@ -156,6 +161,7 @@ class _Session:
         if self._eof:
             return None
         while True:
+            self._check_cancel()
             try:
                 rec = self.stream.events.get(timeout=0.5)
             except queue.Empty:
@@ -168,6 +174,11 @@ class _Session:
             if rec is None:
                 self._eof = True
             return rec
+
+    def _check_cancel(self) -> None:
+        """A cancellation from another thread arrives as the KeyboardInterrupt a Ctrl-C raises."""
+        if self.cancel is not None and self.cancel.is_set():
+            raise KeyboardInterrupt
 
     # -- RPC -----------------------------------------------------------------
     def send(self, command: dict[str, Any]) -> str:
@@ -232,16 +243,29 @@ class _Session:
         self.run.ended_at = time.time()
 
 
+@functools.cache
+def _libc() -> Any:
+    """The C library (for ``prctl``), loaded once in the evaluator; None where there is none."""
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True)
+    except (OSError, AttributeError, ImportError):
+        return None
+
+
 def _die_with_parent() -> None:
     """In the child: if the evaluator itself is killed (SIGKILL), take pi down with it.
 
     Runs between fork and exec; Linux only (prctl PR_SET_PDEATHSIG), a no-op elsewhere.
+    It imports and loads nothing (:func:`_libc` did that in the parent): with
+    ``--skill-eval-jobs`` other threads run while a child forks. Linux sends the signal
+    when the *thread* that started pi ends; every thread that starts one reaps it first.
     """
+    libc = _libc()
     try:
-        import ctypes
-
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
+        if libc is not None:
+            libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
 
@@ -253,9 +277,13 @@ class _Fault(Exception):
 TurnHook = Callable[[int], None]
 
 
-def run_json(plan: LaunchPlan, safeguards: Safeguards = Safeguards(), *, observe: Observer | None = None) -> HostRun:
-    """One-shot JSON mode: prompts are argv; each is its own run ending in ``agent_settled``."""
-    session = _Session(plan, safeguards, observe=observe)
+def run_json(plan: LaunchPlan, safeguards: Safeguards = Safeguards(), *, observe: Observer | None = None,
+             cancel: threading.Event | None = None) -> HostRun:
+    """One-shot JSON mode: prompts are argv; each is its own run ending in ``agent_settled``.
+
+    *cancel*, set by another thread, cancels the run as a Ctrl-C in this thread would.
+    """
+    session = _Session(plan, safeguards, observe=observe, cancel=cancel)
     with _driving(session):
         session.start()
         start, turn_started = 0, time.time()
@@ -278,13 +306,15 @@ def run_rpc(
     before_first_turn: Callable[[list[dict[str, Any]]], str | None] | None = None,
     after_turn: TurnHook | None = None,
     observe: Observer | None = None,
+    cancel: threading.Event | None = None,
 ) -> HostRun:
     """Persistent RPC mode: one prompt per declared turn, each awaited to settlement.
 
     ``before_first_turn`` gets the host's command list (registered skills) and may veto
     the run by returning a reason (e.g. the target resolves to another SKILL.md).
+    *cancel* as in :func:`run_json`.
     """
-    session = _Session(plan, safeguards, sent, observe)
+    session = _Session(plan, safeguards, sent, observe, cancel)
     run = session.run
     with _driving(session):
         session.start()

@@ -34,6 +34,7 @@ class FinishGuard:
     def _note(self, signum: int, frame: Any) -> None:
         self.interrupted = True
         self.session.cancelled = True
+        self.session.cancel_jobs()  # --skill-eval-jobs: lanes still running are cancelled
 
     @pytest.hookimpl(wrapper=True, tryfirst=True)
     def pytest_sessionfinish(self, session: pytest.Session) -> Any:

@@ -77,6 +77,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--skill-eval-alpha", default=None, metavar="ALPHA",
                     help="With trials: the significance level of a regression (default: 0.05)")
     group.addoption("--skill-eval-rerun", metavar="RESULT_DIR", default=None, help=argparse.SUPPRESS)
+    group.addoption("--skill-eval-jobs", default=None, metavar="K",
+                    help="Run up to K groups at once in this pytest process (threads waiting on pi); reports stay "
+                         "in item order (default: 1, one after another; not with pytest-xdist: use -n 0)")
     group.addoption("--skill-eval-html", metavar="PATH", default=None,
                     help="Write the self-contained HTML report of the result to PATH at session end "
                          "(a copy is stored as report.html in the result directory)")
@@ -90,6 +93,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("skill_eval_provider_timeout", "Default for --skill-eval-provider-timeout", default="")
     parser.addini("skill_eval_pass_rate", "Default for --skill-eval-pass-rate", default="")
     parser.addini("skill_eval_alpha", "Default for --skill-eval-alpha", default="")
+    parser.addini("skill_eval_jobs", "Default for --skill-eval-jobs", default="")
 
 
 #: Options whose value is a path: written as a separate argument, pytest's rootdir search
@@ -159,6 +163,12 @@ def pytest_configure(config: pytest.Config) -> None:
     session = SkillEvalSession.from_config(config)
     if session is None:
         return
+    if session.settings.jobs > 1 and (session.is_worker or xdist_distributes(config)):
+        raise pytest.UsageError(
+            f"--skill-eval-jobs {session.settings.jobs} runs groups at once in one pytest process and cannot be "
+            "combined with pytest-xdist (-n/--tx): an xdist worker only sees the item it runs next. "
+            f"Use -n 0 --skill-eval-jobs {session.settings.jobs} (one process, {session.settings.jobs} lanes), "
+            "or -n N without --skill-eval-jobs")
     config.stash[SESSION_KEY] = session
     # scratch a killed evaluator left behind (workspaces, the auth file copy) goes now
     from pytest_skill_eval.sources.scratch import sweep_stale
@@ -172,6 +182,11 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(FinishGuard(session), "skill-eval-finish-guard")
     config.args[:] = session.narrow_args(list(config.args), config.args_source,
                                          from_option=bool(config.getoption("skill_eval") or session.rerun))
+
+
+def xdist_distributes(config: pytest.Config) -> bool:
+    """Whether pytest-xdist will start workers for this run (``-n N`` with N > 0, ``--tx``)."""
+    return config.getoption("dist", "no") != "no" and bool(config.getoption("tx", None))
 
 
 @pytest.hookimpl(optionalhook=True)

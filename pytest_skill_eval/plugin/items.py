@@ -179,7 +179,7 @@ class SkillEvalItem(pytest.Item):
             self._check(session)
             return
         try:
-            self.verdict = session.run_group(self.group, self.position, self.suite)
+            self.verdict = session.run_item(self, self.group, self.position, self.suite)
         except (EvidenceError, OSError) as exc:
             # evidence that cannot be preserved stops queued work (spec: persistence and states)
             message = f"evidence could not be persisted: {exc}"

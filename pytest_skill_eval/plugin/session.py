@@ -11,6 +11,8 @@ writes the JUnit entries and writes the batch summary ``result.json``.
 
 from __future__ import annotations
 
+import dataclasses
+import threading
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
@@ -39,6 +41,7 @@ if TYPE_CHECKING:
     from pytest_skill_eval.engine.config import EngineConfig
     from pytest_skill_eval.evidence.records import PlannedGroup, ShardRecord
     from pytest_skill_eval.host.install import HostInstallation
+    from pytest_skill_eval.plugin.jobs import LookAhead
     from pytest_skill_eval.sources.stored import StoredResult
 
 #: user property set by an item whose evidence could not be written (crosses xdist in reports)
@@ -88,6 +91,8 @@ class SkillEvalSession:
         self._selected_position: int | None = None
         self._engine_config: EngineConfig | None = None
         self._router: Any = None
+        #: ``--skill-eval-jobs`` above 1: the lanes, started when the first group item runs
+        self._lookahead: LookAhead | None = None
         self.reported: dict[str, Reported] = {}
         self.persistence_failure: str | None = None
         #: the selected groups, in collection order, as ``selection.json`` records them
@@ -254,11 +259,14 @@ class SkillEvalSession:
             explicit = opt("skill_eval_host") or self.config.getini("skill_eval_host") or None
             no_install = bool(opt("skill_eval_no_install"))
             hosts: list[HostInstallation] = []
+            lock = threading.Lock()  # --skill-eval-jobs: lanes may ask at once; one resolves
 
             def host() -> HostInstallation:
-                if not hosts:
-                    hosts.append(resolve_host(explicit, install_if_missing=not no_install, progress=self.progress.announce))
-                return hosts[0]
+                with lock:
+                    if not hosts:
+                        hosts.append(resolve_host(explicit, install_if_missing=not no_install,
+                                                  progress=self.progress.announce))
+                    return hosts[0]
 
             stall = opt("skill_eval_stall_timeout")
             self._router = ModelRouter(self.root, seed=self.settings.seed,
@@ -291,6 +299,51 @@ class SkillEvalSession:
         self.write_selection()
         outcome = run_group(group, position, config, suite=suite)
         return self.judge(Path(outcome.group_dir))
+
+    def run_item(self, item: pytest.Item, group: Group, position: int, suite: Suite | None = None) -> Judgement:
+        """:meth:`run_group` for *item*; with ``--skill-eval-jobs`` above 1 its group runs on a
+        lane (started, with every group item after it, when the first group item runs) and
+        this waits for it."""
+        if self.settings.jobs > 1:
+            if self._lookahead is None:
+                self._start_lookahead(item)
+            assert self._lookahead is not None
+            if self._lookahead.has(item.nodeid):
+                return self.judge(self._lookahead.result(item.nodeid))
+        return self.run_group(group, position, suite)  # one job, or an item run again (reruns)
+
+    def _start_lookahead(self, first: pytest.Item) -> None:
+        """Queue *first* and every group item after it to the lanes (see :func:`start_order`)."""
+        from pytest_skill_eval.engine.group import run_group
+        from pytest_skill_eval.errors import HostError
+        from pytest_skill_eval.plugin.items import SkillEvalItem
+        from pytest_skill_eval.plugin.jobs import Job, LookAhead
+
+        self.progress.start()
+        base = self.engine_config()
+        self.write_selection()  # before any group starts
+        items = first.session.items
+        chosen = [i for i in items[items.index(first):] if isinstance(i, SkillEvalItem) and i.strict_refusal is None]
+        if any(i.group.runtime.host == "pi" for i in chosen):
+            try:
+                base.host()  # resolved (installed, if need be) here: its messages go to the terminal
+            except HostError:
+                pass  # each variant records the failure, as with one job
+        lookahead = LookAhead(self.settings.jobs, show=self.progress)
+        cfg = dataclasses.replace(base, progress=lookahead.post, cancel=lookahead.cancel_event)
+
+        def job(index: int, item: SkillEvalItem) -> Job:
+            def work() -> Path:
+                return Path(run_group(item.group, item.position, cfg, suite=item.suite).group_dir)
+            return Job(index, item.nodeid, work)
+
+        self._lookahead = lookahead
+        lookahead.start([job(n, chosen[n]) for n in start_order(chosen, stop_early=bool(self.config.option.maxfail))])
+
+    def cancel_jobs(self) -> None:
+        """Ctrl-C: no queued group starts and every running variant is cancelled."""
+        if self._lookahead is not None:
+            self._lookahead.cancel()
 
     def write_selection(self) -> None:
         """``selection.json``, before this process writes its first group.
@@ -419,9 +472,13 @@ class SkillEvalSession:
             self.stopped = str(exc)  # xdist's --maxfail/-x: "stopping after 1 failures"
             return
         self.cancelled = True
+        self.cancel_jobs()
 
     @pytest.hookimpl(trylast=True)
     def pytest_sessionfinish(self, session: pytest.Session, exitstatus: int) -> None:
+        if self._lookahead is not None:
+            # queued groups never start; running ones finish, or are cancelled after Ctrl-C
+            self._lookahead.stop(cancel=self.cancelled)
         if self._router is not None:
             self._router.close()
         if self.rerun is not None:
@@ -477,6 +534,19 @@ class SkillEvalSession:
                 f"skill-eval: shard {self.shard} has no groups: the {len(split.groups)} selected group(s) went to "
                 f"the other shards; this is not an error (exit 0), and result {self.result_id} records the shard "
                 "for skill-eval merge", yellow=True)
+
+
+def start_order(items: Any, *, stop_early: bool) -> list[int]:
+    """The order ``--skill-eval-jobs`` starts the groups of *items* in (indexes into *items*).
+
+    Longest first, by declared turns (a group with more turns keeps its lane longer), ties
+    in item order, so the last groups to start are the short ones and the lanes end close
+    together. With ``-x``/``--maxfail`` (*stop_early*) in item order, so the first failure
+    stops the run as early as it would with one job. Reports are in item order either way.
+    """
+    if stop_early:
+        return list(range(len(items)))
+    return sorted(range(len(items)), key=lambda n: -len(items[n].group.prompts))
 
 
 def definitions_fingerprint(items: Any) -> str:

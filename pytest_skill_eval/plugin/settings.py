@@ -1,8 +1,8 @@
-"""The run settings checked once: trials, the seed, the policy's thresholds, the provider timeout.
+"""The run settings checked once: trials, the seed, the policy's thresholds, the provider timeout, jobs.
 
-``--skill-eval-trials``, ``--skill-eval-seed``, ``--skill-eval-pass-rate`` and
-``--skill-eval-alpha`` (and their ini settings), checked once, so a bad value is a usage
-error naming the option or ini setting, what it expects and what it found.
+``--skill-eval-trials``, ``--skill-eval-seed``, ``--skill-eval-pass-rate``,
+``--skill-eval-alpha`` and ``--skill-eval-jobs`` (and their ini settings), checked once, so a
+bad value is a usage error naming the option or ini setting, what it expects and what it found.
 """
 
 from __future__ import annotations
@@ -31,6 +31,8 @@ class RunSettings:
     provider_timeout_s: float = field(default_factory=lambda: _default_provider_timeout())
     #: how often an infrastructure-failed variant is run again
     rerun_infra: int = 0
+    #: how many groups one process runs at once (``--skill-eval-jobs``; 1: one after another)
+    jobs: int = 1
 
 
 def run_settings(config: pytest.Config, worker_seed: str | None = None) -> RunSettings:
@@ -44,9 +46,10 @@ def run_settings(config: pytest.Config, worker_seed: str | None = None) -> RunSe
     seed = worker_seed or given or secrets.token_hex(8)
     timeout = _value(config, "skill_eval_provider_timeout", "--skill-eval-provider-timeout", _seconds)
     reruns = int(_value(config, "skill_eval_rerun_infra", "--skill-eval-rerun-infra", _reruns) or 0)
+    jobs = int(_value(config, "skill_eval_jobs", "--skill-eval-jobs", _jobs) or 1)
     return RunSettings(count, seed, given is not None, DEFAULT_PASS_RATE if pass_rate is None else pass_rate,
                          DEFAULT_ALPHA if alpha is None else alpha,
-                         _default_provider_timeout() if timeout is None else timeout, reruns)
+                         _default_provider_timeout() if timeout is None else timeout, reruns, jobs)
 
 
 def _value(config: pytest.Config, ini: str, option: str, parse: Callable[[str], float]) -> float | None:
@@ -72,6 +75,12 @@ def _default_provider_timeout() -> float:
 def _count(raw: str) -> int:
     if not (raw.isascii() and raw.isdigit()) or int(raw) < 1:
         raise ValueError("a whole number of trials of at least 1")
+    return int(raw)
+
+
+def _jobs(raw: str) -> int:
+    if not (raw.isascii() and raw.isdigit()) or int(raw) < 1:
+        raise ValueError("a whole number of groups to run at once of at least 1 (e.g. 4)")
     return int(raw)
 
 
