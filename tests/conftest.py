@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import importlib
 import os
+import pkgutil
 
 import pytest
 
+import pytest_skill_eval
 from pytest_skill_eval.host.install import CACHE_ENV, HostInstallation, cache_dir, resolve_host
 
 
@@ -15,6 +18,14 @@ def pytest_configure(config: pytest.Config) -> None:
     os.environ.setdefault(CACHE_ENV, str(cache_dir()))
     # the inner runs would append their summaries to the CI job's own page
     os.environ.pop("GITHUB_STEP_SUMMARY", None)
+    # pytester's in-process runs restore sys.modules afterwards, dropping every module the
+    # inner run imported first; the next inner run then imports a second copy of it while
+    # modules loaded earlier keep the first, so isinstance checks and class-keyed tables
+    # disagree between copies (a test passed alone and failed after another). Importing the
+    # whole package here puts every module in the snapshot, so there is only ever one copy.
+    for module in pkgutil.walk_packages(pytest_skill_eval.__path__, "pytest_skill_eval."):
+        if module.name != "pytest_skill_eval.__main__":
+            importlib.import_module(module.name)
 
 
 @pytest.fixture(scope="session")
