@@ -129,6 +129,15 @@ def _surrogate_problems(doc: Any) -> list[Problem]:
 
     Pointers are shown with ``\\u`` escapes where a key holds one, so the error prints.
     """
+    try:
+        # one pass in C: a lone surrogate in any key or string makes the encoding fail
+        json.dumps(doc, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        pass  # found one: the walk below says where
+    except (RecursionError, ValueError, TypeError):
+        pass  # cannot tell this way: walk
+    else:
+        return []
     problems: list[Problem] = []
     stack: list[tuple[Any, str]] = [(doc, "")]
     while stack:
