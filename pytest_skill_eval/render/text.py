@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import unicodedata
 
 
@@ -17,7 +18,16 @@ def neutralise(text: str) -> str:
     nothing the subject wrote can move the cursor, recolour or retitle the terminal, or
     reorder a line (bidi controls).
     """
+    # printable ASCII, newline and tab are never escaped: only the runs of other characters
+    # are looked at one by one (most text is ASCII, so this is one regex pass in C)
+    return _CANDIDATES.sub(_neutralise_run, text)
+
+
+_CANDIDATES = re.compile(r"[^\x20-\x7e\n\t]+")
+
+
+def _neutralise_run(match: re.Match[str]) -> str:
     return "".join(
         c if c in "\n\t" or unicodedata.category(c) not in ("Cc", "Cf", "Zl", "Zp") else f"\\u{ord(c):04x}"
-        for c in text
+        for c in match.group()
     )
