@@ -7,6 +7,7 @@ The rendering lives in :mod:`pytest_skill_eval.render.views`.
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
@@ -86,13 +87,26 @@ def _relative(path: Path, result_dir: Path) -> str:
 
 
 def _run_artifacts(run_dir: Path, result_dir: Path) -> list[str]:
-    found = [_relative(run_dir / name, result_dir) for name in _RUN_FILES if (run_dir / name).is_file()]
-    found += [_relative(run_dir / name, result_dir) + "/" for name in _RUN_DIRS if (run_dir / name).is_dir()]
+    # one directory listing instead of a stat per possible artifact (links are followed, as by Path.is_file)
+    try:
+        with os.scandir(run_dir) as listing:
+            entries = {entry.name: entry for entry in listing}
+    except OSError:
+        entries = {}
+    found = [_relative(run_dir / name, result_dir) for name in _RUN_FILES if name in entries and _is(entries[name], dir_=False)]
+    found += [_relative(run_dir / name, result_dir) + "/" for name in _RUN_DIRS if name in entries and _is(entries[name], dir_=True)]
     turns = run_dir / "turns"
     if turns.is_dir():
         numbered = sorted((p for p in turns.iterdir() if p.name.isdigit()), key=lambda p: int(p.name))
         found += [_relative(p / "workspace", result_dir) + "/" for p in numbered if (p / "workspace").is_dir()]
     return found
+
+
+def _is(entry: os.DirEntry[str], *, dir_: bool) -> bool:
+    try:
+        return entry.is_dir() if dir_ else entry.is_file()
+    except OSError:
+        return False
 
 
 def _workspace_changes(run_dir: Path, result_dir: Path) -> list[tuple[str, str]]:
