@@ -114,24 +114,25 @@ def normalize_relative(path_text: str, base: str = "") -> str:
     return posixpath.normpath(posixpath.join(base, path_text))
 
 
-def contain_path(root: Path, path: Path, shown: str | None = None) -> Path:
+def contain_path(root: Path, path: Path, shown: str | None = None, *, real_root: str | None = None) -> Path:
     """Return the canonical form of *path* after checking it lies strictly inside *root*.
 
     Symlinks are resolved in both (a dangling link resolves to its target text), so a
     link that points out of the root is caught even when its target does not exist.
-    *shown* is how the message names the path (default: *path* itself). Raises
-    PathEscapeError naming where the path really leads.
+    *shown* is how the message names the path (default: *path* itself). *real_root* is
+    ``os.path.realpath(root)`` when the caller has it already (one resolution per
+    document instead of one per path). Raises PathEscapeError naming where the path really leads.
     """
     found = json_text(shown) if shown is not None else str(path)
     try:
-        real_root = Path(os.path.realpath(root))
+        real_root_path = Path(real_root if real_root is not None else os.path.realpath(root))
         real = Path(os.path.realpath(path))
     except (OSError, ValueError) as exc:
         raise PathEscapeError(f"expected a path that can be resolved, found {found}: {exc}") from None
-    if real == real_root:
+    if real == real_root_path:
         raise PathEscapeError(f"expected a path below the definition root, found {found} resolving to the root itself")
-    if not real.is_relative_to(real_root):
-        raise PathEscapeError(f"expected a path inside the definition root {real_root}, found {found} resolving to {real}")
+    if not real.is_relative_to(real_root_path):
+        raise PathEscapeError(f"expected a path inside the definition root {real_root_path}, found {found} resolving to {real}")
     return real
 
 

@@ -147,7 +147,7 @@ def _suite_from_document(path: Path, doc: dict[str, Any], root: Path) -> Suite:
         group_path = root / posixpath.normpath(posixpath.join(base, ref))
         refs.append(GroupRef(position=index + 1, ref=ref, path=group_path))
         try:
-            contain_path(root, group_path, shown=ref)
+            contain_path(root, group_path, shown=ref, real_root=real_root)
         except PathEscapeError as exc:
             problems.append(Problem(f"/groups/{index}", str(exc)))
             continue

@@ -54,12 +54,13 @@ def _group_containment_problems(doc: dict[str, Any], root: Path) -> list[Problem
     because :func:`check_group_document` already reported them.
     """
     problems: list[Problem] = []
-    real_root = Path(os.path.realpath(root))
+    resolved_root = os.path.realpath(root)
+    real_root = Path(resolved_root)
     for pointer, text in _working_tree_paths(doc):
         if check_relative(text) is not None:
             continue
         try:
-            real = contain_path(root, root / posixpath.normpath(text), shown=text)
+            real = contain_path(root, root / posixpath.normpath(text), shown=text, real_root=resolved_root)
         except PathEscapeError as exc:
             problems.append(Problem(pointer, str(exc)))
             continue
