@@ -120,7 +120,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the temporary directory")
     args = parser.parse_args(argv)
     work = Path(tempfile.mkdtemp(prefix="skill-eval-fixed-"))
-    report: dict[str, Any] = {"package": bench.package_provenance(bench.REPO / "pytest_skill_eval"),
+    # the untimed template run's scratch lives in this private TMPDIR: an evaluator elsewhere on
+    # the machine cannot sweep it as stale
+    os.environ.setdefault("TMPDIR", str(work))
+    import pytest_skill_eval  # the package that is measured (a snapshot first on PYTHONPATH wins)
+
+    report: dict[str, Any] = {"package": bench.package_provenance(Path(pytest_skill_eval.__file__).parent),
                               "loadavg_start": os.getloadavg(), "repeats": args.repeats}
     try:
         if args.only in (None, "collect"):
