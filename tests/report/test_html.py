@@ -354,6 +354,8 @@ def test_large_result_builds_group_details_only_when_opened(hostile_result: Path
     assert page.locator("details.group").count() == 150
     assert page.locator(".turn").count() == 0, "no group's details are in the page before it is opened"
     page.locator("details#g120 > summary").click()
+    # the details are built by a script once the group opens: wait for them (count() does not)
+    page.locator("#g120 .turn").first.wait_for()
     assert page.locator("#g120 .turn").count() == 2
     assert page.locator(".turn").count() == 2
     assert page.evaluate("window.__pwned") is None
