@@ -5,7 +5,10 @@ from __future__ import annotations
 import importlib
 import os
 import pkgutil
+from collections.abc import Callable
+from pathlib import Path
 
+import psutil
 import pytest
 
 import pytest_skill_eval
@@ -32,3 +35,21 @@ def pytest_configure(config: pytest.Config) -> None:
 def pi_host() -> HostInstallation:
     """The managed pi host (installs it on first use); ``.node`` and ``.cli`` are Paths."""
     return resolve_host(install_if_missing=True)
+
+
+def _processes_in(scratch: Path) -> list[psutil.Process]:
+    found = []
+    for proc in psutil.process_iter():
+        try:
+            if proc.cwd().startswith(str(scratch)):
+                found.append(proc)
+        except (psutil.NoSuchProcess, psutil.AccessDenied, FileNotFoundError):
+            continue
+    return found
+
+
+@pytest.fixture
+def processes_in() -> Callable[[Path], list[psutil.Process]]:
+    """Every live process whose working directory is under a scratch directory: the pi
+    processes of the runs there (each variant runs pi in its own workspace)."""
+    return _processes_in

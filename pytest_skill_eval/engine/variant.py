@@ -142,7 +142,7 @@ class VariantEvidence:
         taken = store.copy_tree_atomic(src, self.run_dir / rel, self.redactor.data if active else None,
                                        self.snapshots, self.redactor.secrets if active else None)
         self.redactions.update({f"{rel}/{k}": v for k, v in taken.counts.items()})
-        manifest = records.ManifestRecord({k: records.ManifestEntry(v.size, v.sha256) for k, v in taken.files.items()})
+        manifest = records.ManifestRecord(dict(taken.files))  # the entries are the manifest's own
         # not passed through the redactor: the manifest names the stored files as they are named
         # in the tree, and its digests are of the already redacted bytes
         store.write_atomic(layout.manifest_file(self.run_dir / rel), manifest.to_bytes(), sync_dir=False)

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_skill_eval.errors import EvidenceError
+from pytest_skill_eval.evidence.run_records import ManifestEntry
 
 
 def write_atomic(path: Path, data: bytes, *, sync_dir: bool = True) -> None:
@@ -111,19 +112,11 @@ def _read_regular(source: str) -> bytes | None:
 
 
 @dataclass(frozen=True, slots=True)
-class StoredFile:
-    """One regular file of a snapshot as it is stored: its size and the sha256 of its stored bytes."""
-
-    size: int
-    sha256: str
-
-
-@dataclass(frozen=True, slots=True)
 class Snapshot:
     """What :func:`copy_tree_atomic` stored: every regular file (by slash-separated relative
     path), the redaction count of each file the transform changed, and how many were shared."""
 
-    files: dict[str, StoredFile]
+    files: dict[str, ManifestEntry]
     counts: dict[str, int]
     linked: int = 0
 
@@ -135,7 +128,7 @@ class _Kept:
     path: str  # absolute path of the stored evidence file
     ino: int
     dev: int
-    entry: StoredFile
+    entry: ManifestEntry
     count: int
 
 
@@ -241,7 +234,7 @@ class _TreeCopier:
                  cache: SnapshotCache | None, transform_key: object) -> None:
         self.src, self.staging, self.dest = str(src), str(staging), dest
         self.transform, self.cache, self.key = transform, cache, transform_key
-        self.files: dict[str, StoredFile] = {}
+        self.files: dict[str, ManifestEntry] = {}
         self.counts: dict[str, int] = {}
         self.errors: list[tuple[str, str, str]] = []
         self.linked = 0
@@ -353,7 +346,7 @@ class _TreeCopier:
             size = len(data)
         else:
             self._copy_stat(target, after)
-        self.files[rel] = StoredFile(size, stored_digest)
+        self.files[rel] = ManifestEntry(size, stored_digest)
         if n:
             self.counts[rel] = n
         if steady:

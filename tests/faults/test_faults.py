@@ -12,6 +12,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any, cast
 
@@ -56,17 +57,6 @@ def _scratch(root: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return scratch
 
 
-def _processes_in(scratch: Path) -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter():
-        try:
-            if proc.cwd().startswith(str(scratch)):
-                found.append(proc)
-        except (psutil.NoSuchProcess, psutil.AccessDenied, FileNotFoundError):
-            continue
-    return found
-
-
 def _result(root: Path) -> Path:
     (result,) = [p for p in (root / ".skill-eval" / "runs").iterdir() if p.is_dir()]
     for path in result.rglob("*.json"):
@@ -101,7 +91,8 @@ def root(pytester: pytest.Pytester, pi_host: object) -> pytest.Pytester:
     ],
 )
 def test_provider_faults_are_infrastructure_failures_with_partial_evidence(
-    root: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, fault: str, message: str, partial: str
+    root: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, fault: str, message: str, partial: str,
+    processes_in: Callable[[Path], list[psutil.Process]],
 ) -> None:
     scratch = _scratch(root.path, monkeypatch)
     _setup(root.path, "fault", [[{"text": "turn one ok"}], [{"fault": fault}]], prompts=["One.", "Two."])
@@ -119,10 +110,12 @@ def test_provider_faults_are_infrastructure_failures_with_partial_evidence(
     # no selected run completed: the group is invalid, not partially-complete (nothing of it is complete)
     assert json.loads((res / "groups" / "001-fault" / "group.json").read_text())["state"] == "invalid"
     assert json.loads((res / "result.json").read_text())["state"] == "invalid"
-    assert _processes_in(scratch) == []
+    assert processes_in(scratch) == []
 
 
-def test_stalled_subject_is_stopped_by_no_progress_detection(root: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_stalled_subject_is_stopped_by_no_progress_detection(
+    root: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, processes_in: Callable[[Path], list[psutil.Process]]
+) -> None:
     scratch = _scratch(root.path, monkeypatch)
     _setup(root.path, "stall", [[{"fault": "stall"}]], prompts=["Go."])
     result = root.runpytest_subprocess("--skill-eval", "groups/stall.json", "-p", "no:cacheprovider",
@@ -133,10 +126,12 @@ def test_stalled_subject_is_stopped_by_no_progress_detection(root: pytest.Pytest
     assert run["reason"] == "no progress from the host for 2 s (stalled subject)"
     events = (_result(root.path) / "groups" / "001-stall" / "candidate" / "events.jsonl").read_text()
     assert '"type":"agent_start"' in events.replace(" ", ""), "events observed before the stall are kept"
-    assert _processes_in(scratch) == []
+    assert processes_in(scratch) == []
 
 
-def test_host_crash_mid_turn_keeps_partial_evidence(root: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_host_crash_mid_turn_keeps_partial_evidence(
+    root: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, processes_in: Callable[[Path], list[psutil.Process]]
+) -> None:
     scratch = _scratch(root.path, monkeypatch)
     _write(root.path / "ext" / "crash.mjs",
            "export default function (pi) { pi.on('tool_call', async () => { process.exit(7); }); }\n")
@@ -154,7 +149,7 @@ def test_host_crash_mid_turn_keeps_partial_evidence(root: pytest.Pytester, monke
     turns = json.loads((res / "groups" / "001-crash" / "candidate" / "transcript.json").read_text())["turns"]
     assert [t["settled"] for t in turns] == [True, False]
     assert turns[0]["response"] == "fine"
-    assert _processes_in(scratch) == []
+    assert processes_in(scratch) == []
 
 
 def test_turn_two_is_sent_only_after_turn_one_settled(root: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -174,7 +169,9 @@ def test_turn_two_is_sent_only_after_turn_one_settled(root: pytest.Pytester, mon
     assert transcript[0]["tool_calls"][0]["arguments"]["path"].endswith("/skills/0/target/SKILL.md")
 
 
-def test_sigint_cancels_and_keeps_the_first_variants_evidence(root: pytest.Pytester, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_sigint_cancels_and_keeps_the_first_variants_evidence(
+    root: pytest.Pytester, monkeypatch: pytest.MonkeyPatch, processes_in: Callable[[Path], list[psutil.Process]]
+) -> None:
     scratch = _scratch(root.path, monkeypatch)
     # the baseline (no skills) answers at once; the candidate (target listed) stalls
     _setup(root.path, "cancel", [[{"text": "baseline done"}]], prompts=["Go."], type_="description",
@@ -185,7 +182,7 @@ def test_sigint_cancels_and_keeps_the_first_variants_evidence(root: pytest.Pytes
     run_dir = root.path / ".skill-eval" / "runs"
     deadline = time.monotonic() + 120
     while time.monotonic() < deadline:
-        if list(run_dir.glob("*/groups/*/baseline/run.json")) and _processes_in(scratch):
+        if list(run_dir.glob("*/groups/*/baseline/run.json")) and processes_in(scratch):
             break
         time.sleep(0.1)
     else:
@@ -201,4 +198,4 @@ def test_sigint_cancels_and_keeps_the_first_variants_evidence(root: pytest.Pytes
     assert _run(res, "candidate", "cancel")["state"] == "cancelled"
     assert json.loads((res / "groups" / "001-cancel" / "group.json").read_text())["state"] == "cancelled"
     assert json.loads((res / "result.json").read_text())["state"] == "cancelled"
-    assert _processes_in(scratch) == []
+    assert processes_in(scratch) == []

@@ -15,6 +15,7 @@ import pytest
 from pytest_skill_eval import observation
 from pytest_skill_eval.evidence import layout, records, store
 from pytest_skill_eval.evidence.reader import load_observation, load_tree
+from pytest_skill_eval.evidence.run_records import ManifestEntry
 from pytest_skill_eval.grading.workspace import changed_files
 from pytest_skill_eval.observation import FileTree
 from pytest_skill_eval.sources.redaction import Redactor
@@ -51,7 +52,7 @@ def test_an_unchanged_file_is_linked_to_the_earlier_snapshot_never_to_the_worksp
     assert _ino(ev / "b" / "sub" / "edit.txt") != _ino(live / "sub" / "edit.txt")
     assert os.readlink(ev / "b" / "link") == "keep.txt"
     assert first.files == second.files
-    assert second.files["sub/edit.txt"] == store.StoredFile(9, hashlib.sha256(b"version-1").hexdigest())
+    assert second.files["sub/edit.txt"] == ManifestEntry(9, hashlib.sha256(b"version-1").hexdigest())
 
 
 @pytest.mark.parametrize("change", ["in-place", "truncate", "append", "chmod", "replace", "same-size-same-mtime"])
@@ -120,7 +121,7 @@ def test_a_large_file_is_streamed_and_shared_and_an_in_place_change_is_seen(tmp_
     b = store.copy_tree_atomic(ws, tmp_path / "ev" / "b", cache=cache)  # same content: linked
     assert (a.linked, b.linked) == (0, 1)
     assert _ino(tmp_path / "ev" / "a" / "big.bin") == _ino(tmp_path / "ev" / "b" / "big.bin")
-    assert a.files["big.bin"] == store.StoredFile(len(big), hashlib.sha256(big).hexdigest())
+    assert a.files["big.bin"] == ManifestEntry(len(big), hashlib.sha256(big).hexdigest())
     with open(ws / "big.bin", "r+b") as handle:
         handle.seek(2 * 1024 * 1024)
         handle.write(b"X")

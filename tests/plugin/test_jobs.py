@@ -17,6 +17,7 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -151,19 +152,9 @@ def _stalling_groups(project: Path, count: int) -> list[str]:
     return ids
 
 
-def _pi_processes_in(scratch: Path) -> list[psutil.Process]:
-    found = []
-    for proc in psutil.process_iter():
-        try:
-            if proc.cwd().startswith(str(scratch)):
-                found.append(proc)
-        except (psutil.NoSuchProcess, psutil.AccessDenied, FileNotFoundError):
-            continue
-    return found
-
-
 @pytest.mark.pi
-def test_ctrl_c_cancels_every_running_group_and_leaves_no_pi(project: Path, pi_host: Any) -> None:
+def test_ctrl_c_cancels_every_running_group_and_leaves_no_pi(
+        project: Path, pi_host: Any, processes_in: Callable[[Path], list[psutil.Process]]) -> None:
     ids = _stalling_groups(project, 4)
     write_json(project / "four.json", suite("four", [f"groups/{gid}.json" for gid in ids]))
     scratch = project / "scratch"
@@ -173,7 +164,7 @@ def test_ctrl_c_cancels_every_running_group_and_leaves_no_pi(project: Path, pi_h
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
     try:
         deadline = time.monotonic() + 120
-        while len(_pi_processes_in(scratch)) < 3:  # three lanes, each in a stalled pi
+        while len(processes_in(scratch)) < 3:  # three lanes, each in a stalled pi
             assert proc.poll() is None and time.monotonic() < deadline, "three groups never started"
             time.sleep(0.1)
         time.sleep(1.0)  # let each pi reach its stalled model request
@@ -183,7 +174,7 @@ def test_ctrl_c_cancels_every_running_group_and_leaves_no_pi(project: Path, pi_h
         if proc.poll() is None:
             proc.kill()
     assert proc.returncode == pytest.ExitCode.INTERRUPTED, out
-    assert _pi_processes_in(scratch) == [], "no pi outlives its run"
+    assert processes_in(scratch) == [], "no pi outlives its run"
     result_dir = only_result(project)
     summary = read_json(result_dir / "result.json")
     assert summary["state"] == "cancelled", out
