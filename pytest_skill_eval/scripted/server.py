@@ -20,6 +20,7 @@ import select
 import socket
 import threading
 import time
+from collections import deque
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
@@ -109,7 +110,7 @@ class ScriptedModelServer:
     """
 
     def __init__(self, api: Api = "openai-completions", seed: str = "", latency: Latency | None = None, *,
-                 keep_bodies: bool = False) -> None:
+                 keep_bodies: bool = False, history: int | None = None) -> None:
         if api not in APIS:
             raise ValueError(f"scripted model server: expected an api of {', '.join(APIS)}, found {api!r}")
         #: the wire :meth:`provider_config` writes by default; every wire is served at its path
@@ -122,7 +123,10 @@ class ScriptedModelServer:
         self.keep_bodies = keep_bodies
         self._lock = threading.Lock()
         self._scripts: dict[str, tuple[Path, Script]] = {}
-        self._records: list[RequestRecord] = []
+        #: how many of the latest requests :meth:`requests` keeps (None: every one); an
+        #: evaluator session bounds it, or its records grow with every request of every group
+        self.history = history
+        self._records: deque[RequestRecord] = deque(maxlen=history)
         self._responses = 0
         self._stopping = threading.Event()
         self._httpd: _HTTPServer | None = None
@@ -250,7 +254,7 @@ class ScriptedModelServer:
         }
 
     def requests(self) -> tuple[RequestRecord, ...]:
-        """Every request answered so far, in arrival order."""
+        """Every request answered so far (the latest :attr:`history`), in arrival order."""
         with self._lock:
             return tuple(self._records)
 
