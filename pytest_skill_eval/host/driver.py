@@ -120,13 +120,18 @@ class _Stream:
     def _push(self, line: bytes) -> None:
         with self._lock:
             rec = parse_record(len(self.run.records), line)
+            queued = rec
             if self.sink is not None:
                 self.sink(rec)  # in order, on the reader thread; it must not raise
-                self.run.records.append(retained(rec))
+                kept = retained(rec)
+                self.run.records.append(kept)
+                # the waiting side reads types (and a response's text for its faults): a
+                # queue that runs behind must not hold whole snapshots of a long reply
+                queued = rec if rec.type == "response" else kept
             else:
                 self.run.records.append(rec)
             self.last_progress = time.monotonic()
-        self.events.put(rec)
+        self.events.put(queued)
         if self.observe is not None:
             self.observe(rec)  # on the reader thread: must be quick and thread-safe
 
