@@ -21,7 +21,7 @@ import socket
 import threading
 import time
 from collections import deque
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -32,6 +32,7 @@ from pytest_skill_eval.errors import ScriptError
 from pytest_skill_eval.scripted import anthropic_messages, openai_responses
 from pytest_skill_eval.scripted.chat_completions import (
     SERVER_NAME,
+    iter_chunks,
     output_chars,
     stream_chunks,
     text_chunk,
@@ -39,7 +40,7 @@ from pytest_skill_eval.scripted.chat_completions import (
 )
 from pytest_skill_eval.scripted.connections import TrackingHTTPServer
 from pytest_skill_eval.scripted.format import Script, load_script
-from pytest_skill_eval.scripted.pacing import Latency, model_seconds, schedule
+from pytest_skill_eval.scripted.pacing import Latency, due_times, model_seconds, schedule
 from pytest_skill_eval.scripted.replies import RETRY_AFTER_SECONDS, STAND_IN_TAG, Arm, Reply, plan_reply
 from pytest_skill_eval.scripted.wires import APIS, ID_PREFIX, PATHS, WIRES, Api, fault_status, request_problem
 
@@ -387,7 +388,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             self._answer_whole(reply, model, response_id)
             return
-        chunks = stream_chunks(reply, model, response_id)
+        # a fault breaks the whole list; a plain reply is built as it is sent
+        chunks = stream_chunks(reply, model, response_id) if reply.fault is not None else []
         self._start_stream()
         try:
             if reply.fault == "stall":
@@ -410,7 +412,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_event(chunks[-1])
                 self._finish_stream()
             else:
-                for payload, due in zip(chunks, schedule([output_chars(c) for c in chunks], self._latency), strict=True):
+                payloads = chunks or iter_chunks(reply, model, response_id)
+                for payload, due in _paced(payloads, self._latency):
                     if self._wait_until(due):
                         self._abandon()
                         return
@@ -555,6 +558,20 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
+
+
+def _paced(payloads: Iterable[dict[str, Any]], latency: Latency) -> Iterator[tuple[dict[str, Any], float]]:
+    """Each chat-completions payload with the time it is due (:func:`~.pacing.due_times`)."""
+    items = iter(payloads)
+    pending: list[dict[str, Any]] = []
+
+    def chars() -> Iterator[int]:
+        for payload in items:
+            pending.append(payload)
+            yield output_chars(payload)
+
+    for due in due_times(chars(), latency):
+        yield pending.pop(), due
 
 
 def arm_of(header: str | None, seed: str) -> Arm:

@@ -22,6 +22,8 @@ from pytest_skill_eval.host.install import HostInstallation
 from pytest_skill_eval.host.launch import LaunchPlan
 from pytest_skill_eval.host.models import REQUEST_HISTORY
 from pytest_skill_eval.host.protocol import Record, build_turn, parse_record
+from pytest_skill_eval.scripted.pacing import Latency
+from pytest_skill_eval.scripted.replies import PlannedToolCall, Reply, Usage
 from pytest_skill_eval.scripted.server import RequestRecord, ScriptedModelServer
 from pytest_skill_eval.sources.redaction import EventLines, Redactor, redact_events
 
@@ -178,3 +180,16 @@ def test_the_stand_in_keeps_a_window_of_requests() -> None:
         unbounded._record(RequestRecord(f"m{i}", 200, None, None, None))
     assert len(unbounded.requests()) == 50, "a test's own server keeps every request"
     assert 0 < REQUEST_HISTORY <= 64
+
+
+@pytest.mark.parametrize("latency", [Latency(), Latency(0.5, 40.0), Latency(None, 7.0)])
+def test_the_stand_in_paces_a_lazily_built_stream_as_the_whole_list(latency: Latency) -> None:
+    from pytest_skill_eval.scripted.chat_completions import iter_chunks, output_chars, stream_chunks
+    from pytest_skill_eval.scripted.pacing import schedule
+    from pytest_skill_eval.scripted.server import _paced
+
+    call = PlannedToolCall("call-1", "write", json.dumps({"path": "a.txt", "content": "y" * 300}))
+    reply = Reply(1, 1, "scripted", None, None, "x" * 1000 + " done", (call,), None, Usage(10, 20))
+    whole = stream_chunks(reply, "m", "id")
+    expected = list(zip(whole, schedule([output_chars(c) for c in whole], latency), strict=True))
+    assert list(_paced(iter_chunks(reply, "m", "id"), latency)) == expected
