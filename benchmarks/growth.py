@@ -13,7 +13,12 @@ is snapshotted) and a final ``changed-paths`` check. Dimensions, one at a time:
 
 * fixture: 1, 10, 100 MB, as many small files (10 KiB each) and as one file (1 turn);
 * turns: 1, 5, 20 with the 10 MB small-file fixture;
-* headline: 20 turns x 100 MB of small files (10,240 files).
+* headline: 20 turns x 100 MB of small files (10,240 files);
+* groups: 8, 32, 128 small groups in one session (one tool call each, 1 KiB fixture);
+* tool calls: 1, 50, 200 tool calls in one run (one group, one turn);
+* response: one group whose final response is 2 MB of text.
+
+``--memory-only`` runs the last three (``--memory-cases groups,calls,response`` picks).
 
 For each: wall and CPU of ``pytest --skill-eval`` (CPU of pytest plus every pi it reaped),
 peak RSS of the pytest process (``_rss_probe``), evidence bytes on disk (each inode counted
@@ -104,6 +109,43 @@ def make_root(dest: Path, *, mb: int, shape: str, turns: int) -> Path:
     return dest
 
 
+def make_memory_root(dest: Path, *, groups: int, calls: int, response_bytes: int) -> Path:
+    """A definition root of *groups* small groups, each one turn of *calls* tool calls
+    (one ``write`` per model request) and a final response of *response_bytes* bytes."""
+    (dest / "skills" / "target").mkdir(parents=True)
+    (dest / "skills" / "target" / "SKILL.md").write_text(
+        "---\nname: target\ndescription: Target skill.\n---\n# target\n\nBody.\n", encoding="utf-8")
+    (dest / "fixture").mkdir()
+    (dest / "fixture" / "seed.txt").write_bytes(b"seed\n" * 205)
+    (dest / "groups" / "scripts").mkdir(parents=True)
+    word = "lorem ipsum dolor sit amet, consectetur adipiscing elit. "
+    text = (word * (response_bytes // len(word) + 1))[:response_bytes] if response_bytes else "done"
+    steps: list[dict[str, Any]] = [
+        {"tool_calls": [{"name": "write", "arguments": {"path": f"call-{c:03d}.txt", "content": f"call {c}\n"}}]}
+        for c in range(1, calls + 1)]
+    steps.append({"text": text})
+    script = {"schema": "skill-eval-script/1", "turns": [{"steps": steps}]}
+    (dest / "groups" / "scripts" / "memory.json").write_text(json.dumps(script), encoding="utf-8")
+    variant = {"source": {"kind": "working-tree"}, "skills": ["skills/target"], "target": 0, "context": []}
+    refs = []
+    for g in range(1, groups + 1):
+        gid = f"memory-{g:04d}"
+        group = {
+            "schema_version": 1, "kind": "group", "id": gid, "type": "body", "input": {"prompt": "Go."},
+            "fixture": "fixture", "tools": ["read", "write", "edit"],
+            "variants": {"baseline": variant, "candidate": variant},
+            "expectations": [{"id": f"{v}-wrote", "kind": "path", "variant": v, "path": "call-001.txt",
+                              "expect": "exists" if calls else "absent"} for v in ("baseline", "candidate")],
+            "review_questions": [], "model": {"model": "scripted/memory"},
+        }
+        (dest / "groups" / f"{gid}.json").write_text(json.dumps(group, indent=2), encoding="utf-8")
+        refs.append(f"groups/{gid}.json")
+    suite = {"schema_version": 1, "kind": "suite", "id": "memory", "groups": refs}
+    (dest / "suite.json").write_text(json.dumps(suite), encoding="utf-8")
+    (dest / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    return dest
+
+
 def tree_stats(root: Path) -> dict[str, int]:
     """Evidence on disk (each inode once, as du counts) and apparent (every path counted)."""
     seen: set[tuple[int, int]] = set()
@@ -176,11 +218,12 @@ def cp_r(fixture: Path, work: Path) -> dict[str, Any]:
     return out
 
 
-def pi_floor(work: Path, turns: int) -> dict[str, Any]:
-    """The same pi invocations without the evaluator (1 MB fixture; pi never reads it)."""
+def pi_floor(work: Path, turns: int, root: Path | None = None) -> dict[str, Any]:
+    """The same pi invocations without the evaluator (1 MB fixture; pi never reads it), or
+    those of the definition *root* given."""
     from pytest_skill_eval.scripted.server import ScriptedModelServer
 
-    root = make_root(work / f"floor-{turns}", mb=1, shape="files", turns=turns)
+    root = root or make_root(work / f"floor-{turns}", mb=1, shape="files", turns=turns)
     invocations, registrations, _recording = bench.record_invocations(root, work / f"record-{turns}")
     server = ScriptedModelServer().start()
     try:
@@ -219,6 +262,45 @@ def case(work: Path, *, mb: int, shape: str, turns: int, copies: bool) -> dict[s
     return row
 
 
+#: the memory cases: label -> (groups, tool calls, response bytes, with a pi floor)
+MEMORY_CASES: dict[str, tuple[int, int, int, bool]] = {
+    "groups-8": (8, 1, 0, True), "groups-32": (32, 1, 0, False), "groups-128": (128, 1, 0, False),
+    "calls-1": (1, 1, 0, True), "calls-50": (1, 50, 0, True), "calls-200": (1, 200, 0, True),
+    "response-2MB": (1, 0, 2 * 1024 * 1024, True),
+}
+
+
+def memory_case(work: Path, label: str, *, floor: bool) -> dict[str, Any]:
+    """Groups, tool calls or response size: the pytest process's cost and the evidence."""
+    groups, calls, response, with_floor = MEMORY_CASES[label]
+    bench.say(f"growth: {label}")
+    root = make_memory_root(work / label, groups=groups, calls=calls, response_bytes=response)
+    row: dict[str, Any] = {"case": label, "groups": groups, "calls": calls, "response_bytes": response}
+    run = bench.run_pytest(root, ["--skill-eval", "suite.json", "-q", "-p", "no:cacheprovider"])
+    assert run.result_dir is not None
+    row.update(wall_s=round(run.wall, 3), cpu_s=round(run.cpu, 3), rss_kb=run.peak_kb("main"),
+               pi_rss_kb=run.peak_kb("main", "children_kb"), exit=run.returncode)
+    row["evidence"] = tree_stats(run.result_dir)
+    events = list(run.result_dir.rglob("events.jsonl"))
+    row["evidence"]["events_bytes"] = sum(p.stat().st_size for p in events)
+    if floor and with_floor:
+        f = pi_floor(work, 1, root)
+        row["floor"] = {**f, "per_run_s": round(f["wall_s"] / max(1, f["invocations"]), 3)}
+    shutil.rmtree(root, ignore_errors=True)
+    return row
+
+
+def render_memory(rows: list[dict[str, Any]]) -> str:
+    lines = ["case             wall     cpu   rss(pytest)  rss(pi)   evidence disk   events.jsonl   files   floor"]
+    for row in rows:
+        ev, f = row["evidence"], row.get("floor")
+        lines.append(
+            f"{row['case']:<14} {row['wall_s']:7.2f}s {row['cpu_s']:6.2f}s {row['rss_kb'] / 1024:8.1f} MB "
+            f"{row['pi_rss_kb'] / 1024:6.0f} MB  {fmt_mb(ev['disk_bytes']):>12}  {fmt_mb(ev['events_bytes']):>11}  "
+            f"{ev['files']:>6}   {f['wall_s'] if f else '-'}")
+    return "\n".join(lines)
+
+
 def fmt_mb(n: int) -> str:
     return f"{n / 1024 / 1024:.1f} MB"
 
@@ -251,6 +333,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--no-floor", action="store_true", help="skip the pi floor")
     parser.add_argument("--copy-only", type=int, metavar="MB", default=None,
                         help="only the copy comparison, for a fixture of MB megabytes of small files")
+    parser.add_argument("--memory-only", action="store_true", help="only groups, tool calls and response size")
+    parser.add_argument("--memory-cases", default="groups,calls,response",
+                        help="with --memory-only: which families (comma-separated)")
     parser.add_argument("--output", type=Path, default=None, help="JSON output (default results/growth.json)")
     args = parser.parse_args(argv)
     import pytest_skill_eval
@@ -274,6 +359,22 @@ def main(argv: list[str] | None = None) -> int:
     private_tmp.mkdir()
     os.environ["TMPDIR"] = str(private_tmp)
     tempfile.tempdir = None
+    if args.memory_only:
+        families = set(args.memory_cases.split(","))
+        rows: list[dict[str, Any]] = []
+        try:
+            for label in MEMORY_CASES:
+                if label.split("-")[0] in families:
+                    rows.append(memory_case(work, label, floor=not args.no_floor))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        memory = {"package": str(Path(pytest_skill_eval.__file__).parent), "load": os.getloadavg(),
+                  "cases": rows}
+        out = args.output or bench.RESULTS / "growth-memory.json"
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_text(json.dumps(memory, indent=1) + "\n", encoding="utf-8")
+        print(render_memory(rows))
+        return 0
     report: dict[str, Any] = {"package": str(Path(pytest_skill_eval.__file__).parent), "cases": [], "floor": {}}
     try:
         for mb, shape, turns in plan:

@@ -17,6 +17,7 @@ import json
 import os
 import shutil
 import stat
+import tempfile
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -62,7 +63,7 @@ from pytest_skill_eval.sources.isolation import (
     inherited_values,
     materialise_resources,
 )
-from pytest_skill_eval.sources.redaction import Redactor, redact_events
+from pytest_skill_eval.sources.redaction import EventLines, Redactor, redact_events
 
 
 def _inherited(group: Group, env: Mapping[str, str]) -> dict[str, str]:
@@ -167,6 +168,67 @@ class VariantEvidence:
         return VariantOutcome(record.variant, record.state, record.reason, self.run_dir)
 
 
+class EventsFile:
+    """``events.jsonl`` written as pi runs: each record redacted (:class:`EventLines`) and
+    appended to a file in the variant's scratch directory, moved into the run's evidence
+    directory whole (:func:`~pytest_skill_eval.evidence.store.move_atomic`) when the run is
+    persisted. The evidence tree never holds a part of it, even after a SIGKILL: the
+    scratch directory is the one the next session sweeps.
+
+    It is the driver's sink: it runs on the reader thread and never raises there; a failed
+    write is raised by :meth:`commit`. Nothing unredacted reaches the disk: every secret's
+    spellings are known before pi starts, and a streamed block is held back until it closes.
+    """
+
+    def __init__(self, scratch: Path, run_dir: Path, redactor: Redactor) -> None:
+        self.path = run_dir / "events.jsonl"
+        self.lines = EventLines(redactor)
+        self.error: BaseException | None = None
+        fd, tmp = tempfile.mkstemp(prefix="events.", suffix=".jsonl", dir=scratch)
+        self._tmp = Path(tmp)
+        self._file: Any = os.fdopen(fd, "wb")
+        self._done = False
+
+    def __call__(self, rec: Record) -> None:
+        if self.error is not None:
+            return
+        try:
+            self._write(self.lines.feed(rec.data, rec.raw))
+        except Exception as exc:  # the reader thread must keep reading: raised by commit
+            self.error = exc
+
+    def _write(self, lines: list[str]) -> None:
+        if lines:
+            self._file.write("".join(line + "\n" for line in lines).encode("utf-8"))
+
+    def commit(self) -> int:
+        """Write what was held back and move the file into place; the number of redactions."""
+        try:
+            if self.error is not None:
+                raise self.error
+            self._write(self.lines.finish())
+            self._file.flush()
+            os.fsync(self._file.fileno())
+            self._file.close()
+            store.move_atomic(self._tmp, self.path, sync_dir=False)
+            self._done = True
+        except OSError as exc:
+            raise store._disk_full(exc, self.path) from None
+        finally:
+            self.discard()
+        return self.lines.count
+
+    def discard(self) -> None:
+        """Remove the unfinished file (a run that was never persisted); a no-op after commit."""
+        if not self._file.closed:
+            self._file.close()
+        if not self._done:
+            try:
+                os.unlink(self._tmp)
+            except FileNotFoundError:
+                pass
+
+
 def _persist_state(run_dir: Path, group: Group, name: VariantName, state: str, reason: str) -> VariantOutcome:
     """A variant that never started: ``run.json`` with its state and why."""
     record = RunRecord(variant=name, group=group.id, state=cast(records.RunState, state), reason=reason)
@@ -253,8 +315,12 @@ def run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, ba
         return evidence.finish(planned)
     if cfg.cancel is not None and cfg.cancel.is_set():
         raise KeyboardInterrupt  # cancelled while preparing: the subject does not start
-    driven = drive(group, name, planned, cfg, evidence)
-    outcome = evidence.finish(persist(group, planned, driven, evidence))
+    events = EventsFile(base, run_dir, redactor)
+    try:
+        driven = drive(group, name, planned, cfg, evidence, sink=events)
+        outcome = evidence.finish(persist(group, planned, driven, evidence, events))
+    finally:
+        events.discard()
     if driven.run.outcome == "cancelled":
         raise KeyboardInterrupt  # evidence is safe on disk; no queued subject may start
     return outcome
@@ -351,8 +417,12 @@ def _with_arm(providers: dict[str, Any], arm: str) -> dict[str, Any]:
 
 
 def drive(group: Group, name: VariantName, planned: Planned, cfg: EngineConfig,
-          evidence: VariantEvidence) -> Driven:
-    """Run pi; after each settled turn, snapshot the workspace when a check is turn-scoped."""
+          evidence: VariantEvidence, *, sink: EventsFile | None = None) -> Driven:
+    """Run pi; after each settled turn, snapshot the workspace when a check is turn-scoped.
+
+    With a *sink*, every record goes to it as it arrives and the run keeps one slim form of
+    each (see :mod:`pytest_skill_eval.host.driver`).
+    """
     plan, workspace = planned.plan, planned.prepared.workspace
     turn_scoped = any(e.turn is not None and e.variant == name and e.kind in WORKSPACE_KINDS for e in group.expectations)
     live = {"turn": 1, "calls": 0}
@@ -375,7 +445,7 @@ def drive(group: Group, name: VariantName, planned: Planned, cfg: EngineConfig,
     started = time.time()
     veto: list[str] = []
     if plan.mode == "json":
-        run = run_json(plan, cfg.safeguards, observe=watch, cancel=cfg.cancel)
+        run = run_json(plan, cfg.safeguards, observe=watch, cancel=cfg.cancel, sink=sink)
         if run.outcome == "complete":
             after_turn(1)
         return Driven(run, None, started)
@@ -394,18 +464,20 @@ def drive(group: Group, name: VariantName, planned: Planned, cfg: EngineConfig,
         return None
 
     run = run_rpc(plan, sent, cfg.safeguards, before_first_turn=deliver, after_turn=after_turn, observe=watch,
-                  cancel=cfg.cancel)
+                  cancel=cfg.cancel, sink=sink)
     return Driven(run, veto[0] if veto else None, started)
 
 
-def persist(group: Group, planned: Planned, driven: Driven, evidence: VariantEvidence) -> RunRecord:
+def persist(group: Group, planned: Planned, driven: Driven, evidence: VariantEvidence,
+            events: EventsFile | None = None) -> RunRecord:
     """Persist one run's evidence and return its record; every secret is redacted before
     anything is serialised.
 
     Host output is redacted on its decoded strings (events per record, streamed deltas over
     their assembled block), JSON values recursively; workspace files byte-wise as they are
     copied. Each file that held a secret is listed with its count in ``run.json``
-    ``redactions``.
+    ``redactions``. ``events.jsonl`` is *events*' file when the run was driven with it as
+    the sink, else written here from the run's records.
     """
     plan, run, prepared = planned.plan, driven.run, planned.prepared
     active = _active_tools(planned.gate_dir / "active-tools.jsonl")
@@ -430,10 +502,13 @@ def persist(group: Group, planned: Planned, driven: Driven, evidence: VariantEvi
         if run.outcome == "complete" and changed:
             state = "invalid"
             reason = "declared resources changed during the run: " + ", ".join(changed)
-    lines, n = redact_events(evidence.redactor, [(r.data, r.raw) for r in run.records])
-    evidence.count("events.jsonl", n)
-    store.write_atomic(evidence.run_dir / "events.jsonl", "".join(line + "\n" for line in lines).encode("utf-8"),
-                       sync_dir=False)
+    if events is not None:
+        evidence.count("events.jsonl", events.commit())
+    else:
+        lines, n = redact_events(evidence.redactor, [(r.data, r.raw) for r in run.records])
+        evidence.count("events.jsonl", n)
+        store.write_atomic(evidence.run_dir / "events.jsonl", "".join(line + "\n" for line in lines).encode("utf-8"),
+                           sync_dir=False)
     stderr, n = evidence.redactor.stream_text(bytes(run.stderr))
     evidence.count("stderr.txt", n)
     store.write_atomic(evidence.run_dir / "stderr.txt", stderr, sync_dir=False)

@@ -48,6 +48,43 @@ def write_atomic(path: Path, data: bytes, *, sync_dir: bool = True) -> None:
         fsync_dir(path.parent)
 
 
+def move_atomic(source: Path, path: Path, *, sync_dir: bool = True) -> None:
+    """Move the finished file *source* to *path* as :func:`write_atomic` writes one.
+
+    A rename when both are on one file system; else *source* is copied (in bounded chunks)
+    to a temporary file beside *path*, fsynced and renamed, and *source* is removed. A file
+    written elsewhere while it grows (the scratch directory) so reaches the evidence tree
+    whole, and a killed evaluator never leaves a part of it there.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.replace(source, path)
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise _disk_full(exc, path) from None
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        except OSError as exc2:
+            raise _disk_full(exc2, path) from None
+        try:
+            with open(source, "rb") as src, os.fdopen(fd, "wb") as handle:
+                shutil.copyfileobj(src, handle, 1 << 20)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp, path)
+        except BaseException as exc3:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+            if isinstance(exc3, OSError):
+                raise _disk_full(exc3, path) from None
+            raise
+        os.unlink(source)
+    if sync_dir:
+        fsync_dir(path.parent)
+
+
 def _disk_full(exc: OSError, path: Path) -> Exception:
     """*exc*, or for a full disk one short EvidenceError naming the directory and its free space."""
     if exc.errno not in (errno.ENOSPC, errno.EDQUOT):

@@ -3,6 +3,12 @@
 This module owns the host process and nothing else. It keeps every stdout record it
 saw, whatever happens, so a crash or a cancellation still leaves the directly observed
 partial evidence to persist. The process tree is always reaped.
+
+With a *sink* (the engine's ``events.jsonl`` writer), every record is handed to the sink
+as it arrives, whole, and the run keeps one form of it: the parsed object (the raw text
+only of a record that did not parse), and of the records nothing reads afterwards
+(:data:`SLIM_TYPES`: streaming deltas, ``turn_end`` and ``agent_end``, which repeat the
+conversation) only their type. Without a sink every record is kept as text and parsed.
 """
 
 from __future__ import annotations
@@ -36,6 +42,21 @@ Outcome = Literal["complete", "infrastructure-failed", "cancelled"]
 #: Called with every stdout record as it arrives (live progress); runs on the reader thread.
 Observer = Callable[[Record], None]
 
+#: Record types a run keeps only the type of when a sink has the whole record: nothing
+#: after the run reads their content (turns, usage, models and the prompt's sections come
+#: from ``message_start``/``message_end`` and the tool execution records).
+SLIM_TYPES = frozenset({"message_update", "tool_execution_update", "turn_end", "agent_end"})
+_SLIM = {t: {"type": t} for t in SLIM_TYPES}
+
+
+def retained(rec: Record) -> Record:
+    """The one form of *rec* a run keeps once a sink has the whole record."""
+    if rec.data is None:
+        return rec  # the raw text is all there is of it
+    kind = rec.data.get("type")
+    slim = _SLIM.get(kind) if isinstance(kind, str) else None
+    return Record(rec.index, slim if slim is not None else rec.data, "")
+
 #: Defaults for the safeguards: no-progress detection and an emergency ceiling. They
 #: stop runaway subjects; they are deliberately far above any normal turn.
 DEFAULT_STALL_SECONDS = 900.0
@@ -65,15 +86,18 @@ class HostRun:
     turn_times: list[tuple[float, float]] = field(default_factory=list)
 
     def raw_events(self) -> bytes:
+        """The records as the host wrote them (empty lines for a run driven with a sink)."""
         return b"".join(r.raw.encode("utf-8") + b"\n" for r in self.records)
 
 
 class _Stream:
     """Reads the child's stdout/stderr continuously (pi stalls on stdout backpressure)."""
 
-    def __init__(self, proc: subprocess.Popen[bytes], run: HostRun, observe: Observer | None = None) -> None:
+    def __init__(self, proc: subprocess.Popen[bytes], run: HostRun, observe: Observer | None = None,
+                 sink: Observer | None = None) -> None:
         self.run = run
         self.observe = observe
+        self.sink = sink
         self.events: queue.Queue[Record | None] = queue.Queue()
         self.last_progress = time.monotonic()
         self._lock = threading.Lock()
@@ -97,9 +121,18 @@ class _Stream:
     def _push(self, line: bytes) -> None:
         with self._lock:
             rec = parse_record(len(self.run.records), line)
-            self.run.records.append(rec)
+            queued = rec
+            if self.sink is not None:
+                self.sink(rec)  # in order, on the reader thread; it must not raise
+                kept = retained(rec)
+                self.run.records.append(kept)
+                # the waiting side reads types (and a response's text for its faults): a
+                # queue that runs behind must not hold whole snapshots of a long reply
+                queued = rec if rec.type == "response" else kept
+            else:
+                self.run.records.append(rec)
             self.last_progress = time.monotonic()
-        self.events.put(rec)
+        self.events.put(queued)
         if self.observe is not None:
             self.observe(rec)  # on the reader thread: must be quick and thread-safe
 
@@ -121,11 +154,13 @@ class _Stream:
 
 class _Session:
     def __init__(self, plan: LaunchPlan, safeguards: Safeguards, sent: list[str] | None = None,
-                 observe: Observer | None = None, cancel: threading.Event | None = None) -> None:
+                 observe: Observer | None = None, cancel: threading.Event | None = None,
+                 sink: Observer | None = None) -> None:
         self.plan = plan
         #: set by another thread to cancel this run as Ctrl-C would (``--skill-eval-jobs``)
         self.cancel = cancel
         self.observe = observe
+        self.sink = sink
         self.sent = list(sent) if sent is not None else list(plan.prompts)
         #: Where the turn being driven began (RPC mode), for a turn that never settles.
         self.turn_start: int | None = None
@@ -151,7 +186,7 @@ class _Session:
             preexec_fn=_die_with_parent,
         )
         self.run.pid = self.proc.pid
-        self.stream = _Stream(self.proc, self.run, self.observe)
+        self.stream = _Stream(self.proc, self.run, self.observe, self.sink)
         self._deadline = time.monotonic() + self.safeguards.ceiling_seconds
 
     # -- waiting -------------------------------------------------------------
@@ -278,12 +313,12 @@ TurnHook = Callable[[int], None]
 
 
 def run_json(plan: LaunchPlan, safeguards: Safeguards = Safeguards(), *, observe: Observer | None = None,
-             cancel: threading.Event | None = None) -> HostRun:
+             cancel: threading.Event | None = None, sink: Observer | None = None) -> HostRun:
     """One-shot JSON mode: prompts are argv; each is its own run ending in ``agent_settled``.
 
     *cancel*, set by another thread, cancels the run as a Ctrl-C in this thread would.
     """
-    session = _Session(plan, safeguards, observe=observe, cancel=cancel)
+    session = _Session(plan, safeguards, observe=observe, cancel=cancel, sink=sink)
     with _driving(session):
         session.start()
         start, turn_started = 0, time.time()
@@ -307,6 +342,7 @@ def run_rpc(
     after_turn: TurnHook | None = None,
     observe: Observer | None = None,
     cancel: threading.Event | None = None,
+    sink: Observer | None = None,
 ) -> HostRun:
     """Persistent RPC mode: one prompt per declared turn, each awaited to settlement.
 
@@ -314,7 +350,7 @@ def run_rpc(
     the run by returning a reason (e.g. the target resolves to another SKILL.md).
     *cancel* as in :func:`run_json`.
     """
-    session = _Session(plan, safeguards, sent, observe, cancel)
+    session = _Session(plan, safeguards, sent, observe, cancel, sink)
     run = session.run
     with _driving(session):
         session.start()

@@ -23,6 +23,8 @@ if TYPE_CHECKING:
     from pytest_skill_eval.scripted.server import ScriptedModelServer
 
 SCRIPTED = "scripted"
+#: requests the session's scripted stand-in keeps (its ``requests()``): a window, not the session
+REQUEST_HISTORY = 16
 
 
 class ModelRouter:
@@ -94,7 +96,8 @@ class ModelRouter:
             if self._server is None:
                 from pytest_skill_eval.scripted.server import ScriptedModelServer
 
-                self._server = ScriptedModelServer(seed=self.seed)
+                # the session's stand-in keeps a few requests for diagnostics, not all of them
+                self._server = ScriptedModelServer(seed=self.seed, history=REQUEST_HISTORY)
                 self._server.start()
             return self._server
 

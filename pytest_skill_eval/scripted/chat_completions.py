@@ -24,25 +24,29 @@ def stream_chunks(reply: Reply, model: str, response_id: str) -> list[dict[str, 
     Pure, for :class:`ScriptedModelServer` and its tests. Fault replies use the same
     pieces and break them as their fault requires.
     """
+    return list(iter_chunks(reply, model, response_id))
+
+
+def iter_chunks(reply: Reply, model: str, response_id: str) -> Iterator[dict[str, Any]]:
+    """:func:`stream_chunks` one payload at a time: a long reply is never built whole
+    (2 MB of text is ~87,000 chunk objects)."""
 
     def chunk(delta: dict[str, Any], finish_reason: str | None = None) -> dict[str, Any]:
         return {**_envelope(model, response_id), "choices": [{"index": 0, "delta": delta, "finish_reason": finish_reason}]}
 
-    chunks = [chunk({"role": "assistant", "content": ""})]
-    chunks += [chunk({"content": piece}) for piece in _pieces(reply.text, TEXT_PIECE)]
+    yield chunk({"role": "assistant", "content": ""})
+    for piece in _pieces(reply.text, TEXT_PIECE):
+        yield chunk({"content": piece})
     for index, call in enumerate(reply.tool_calls):
-        chunks.append(chunk({"tool_calls": [{
+        yield chunk({"tool_calls": [{
             "index": index, "id": call.id, "type": "function",
             "function": {"name": call.name, "arguments": ""},
-        }]}))
-        chunks += [
-            chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
-            for piece in _pieces(call.arguments, ARGUMENT_PIECE)
-        ]
-    chunks.append(chunk({}, reply.finish_reason))
+        }]})
+        for piece in _pieces(call.arguments, ARGUMENT_PIECE):
+            yield chunk({"tool_calls": [{"index": index, "function": {"arguments": piece}}]})
+    yield chunk({}, reply.finish_reason)
     if reply.reports_usage:
-        chunks.append(_usage_chunk(reply, model, response_id))
-    return chunks
+        yield _usage_chunk(reply, model, response_id)
 
 
 def output_chars(chunk: dict[str, Any]) -> int:

@@ -14,7 +14,7 @@ token is due. Records that carry no output go with the record before them.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 
 __all__ = ["CHARS_PER_TOKEN", "Latency", "model_seconds", "schedule"]
@@ -59,15 +59,18 @@ def schedule(output_chars: Sequence[int], latency: Latency) -> tuple[float, ...]
     envelope records such as a role chunk, ``message_start`` or a usage chunk). The
     result never decreases; without a rate every record is due at the first-token delay.
     """
+    return tuple(due_times(output_chars, latency))
+
+
+def due_times(output_chars: Iterable[int], latency: Latency) -> Iterator[float]:
+    """:func:`schedule` one record at a time, for a stream that is not built whole."""
     first = latency.first_token_delay or 0.0
     rate = latency.tokens_per_second
-    due: list[float] = []
     sent = 0
     for chars in output_chars:
         sent += chars
         tokens = sent / CHARS_PER_TOKEN
-        due.append(first + (max(tokens - 1, 0.0) / rate if rate else 0.0))
-    return tuple(due)
+        yield first + (max(tokens - 1, 0.0) / rate if rate else 0.0)
 
 
 def model_seconds(output_chars: int, latency: Latency) -> float:

@@ -20,7 +20,8 @@ import select
 import socket
 import threading
 import time
-from collections.abc import Iterable
+from collections import deque
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from pathlib import Path
@@ -31,6 +32,7 @@ from pytest_skill_eval.errors import ScriptError
 from pytest_skill_eval.scripted import anthropic_messages, openai_responses
 from pytest_skill_eval.scripted.chat_completions import (
     SERVER_NAME,
+    iter_chunks,
     output_chars,
     stream_chunks,
     text_chunk,
@@ -38,7 +40,7 @@ from pytest_skill_eval.scripted.chat_completions import (
 )
 from pytest_skill_eval.scripted.connections import TrackingHTTPServer
 from pytest_skill_eval.scripted.format import Script, load_script
-from pytest_skill_eval.scripted.pacing import Latency, model_seconds, schedule
+from pytest_skill_eval.scripted.pacing import Latency, due_times, model_seconds, schedule
 from pytest_skill_eval.scripted.replies import RETRY_AFTER_SECONDS, STAND_IN_TAG, Arm, Reply, plan_reply
 from pytest_skill_eval.scripted.wires import APIS, ID_PREFIX, PATHS, WIRES, Api, fault_status, request_problem
 
@@ -109,7 +111,7 @@ class ScriptedModelServer:
     """
 
     def __init__(self, api: Api = "openai-completions", seed: str = "", latency: Latency | None = None, *,
-                 keep_bodies: bool = False) -> None:
+                 keep_bodies: bool = False, history: int | None = None) -> None:
         if api not in APIS:
             raise ValueError(f"scripted model server: expected an api of {', '.join(APIS)}, found {api!r}")
         #: the wire :meth:`provider_config` writes by default; every wire is served at its path
@@ -122,7 +124,10 @@ class ScriptedModelServer:
         self.keep_bodies = keep_bodies
         self._lock = threading.Lock()
         self._scripts: dict[str, tuple[Path, Script]] = {}
-        self._records: list[RequestRecord] = []
+        #: how many of the latest requests :meth:`requests` keeps (None: every one); an
+        #: evaluator session bounds it, or its records grow with every request of every group
+        self.history = history
+        self._records: deque[RequestRecord] = deque(maxlen=history)
         self._responses = 0
         self._stopping = threading.Event()
         self._httpd: _HTTPServer | None = None
@@ -250,7 +255,7 @@ class ScriptedModelServer:
         }
 
     def requests(self) -> tuple[RequestRecord, ...]:
-        """Every request answered so far, in arrival order."""
+        """Every request answered so far (the latest :attr:`history`), in arrival order."""
         with self._lock:
             return tuple(self._records)
 
@@ -383,7 +388,8 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             self._answer_whole(reply, model, response_id)
             return
-        chunks = stream_chunks(reply, model, response_id)
+        # a fault breaks the whole list; a plain reply is built as it is sent
+        chunks = stream_chunks(reply, model, response_id) if reply.fault is not None else []
         self._start_stream()
         try:
             if reply.fault == "stall":
@@ -406,7 +412,8 @@ class _Handler(BaseHTTPRequestHandler):
                 self._send_event(chunks[-1])
                 self._finish_stream()
             else:
-                for payload, due in zip(chunks, schedule([output_chars(c) for c in chunks], self._latency), strict=True):
+                payloads = chunks or iter_chunks(reply, model, response_id)
+                for payload, due in _paced(payloads, self._latency):
                     if self._wait_until(due):
                         self._abandon()
                         return
@@ -551,6 +558,20 @@ class _Handler(BaseHTTPRequestHandler):
             self.connection.shutdown(socket.SHUT_RDWR)
         except OSError:
             pass
+
+
+def _paced(payloads: Iterable[dict[str, Any]], latency: Latency) -> Iterator[tuple[dict[str, Any], float]]:
+    """Each chat-completions payload with the time it is due (:func:`~.pacing.due_times`)."""
+    items = iter(payloads)
+    pending: list[dict[str, Any]] = []
+
+    def chars() -> Iterator[int]:
+        for payload in items:
+            pending.append(payload)
+            yield output_chars(payload)
+
+    for due in due_times(chars(), latency):
+        yield pending.pop(), due
 
 
 def arm_of(header: str | None, seed: str) -> Arm:

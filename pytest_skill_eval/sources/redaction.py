@@ -248,7 +248,7 @@ def redact_events(redactor: Redactor, records: list[tuple[dict[str, Any] | None,
                     open_blocks.setdefault(key, []).append(index)
                 elif phase == "end":
                     close(key)
-            elif data and data.get("type") in ("message_end", "message_start", "agent_end", "turn_end"):
+            elif data and data.get("type") in _CLOSING_TYPES:
                 for key in list(open_blocks):
                     close(key)
         for key in list(open_blocks):
@@ -294,3 +294,54 @@ def _snapshots(redactor: Redactor, data: dict[str, Any]) -> tuple[dict[str, Any]
         out["assistantMessageEvent"] = {**event, "partial": partial}
         total += n
     return out, total
+
+
+_CLOSING_TYPES = ("message_end", "message_start", "agent_end", "turn_end")
+
+
+@dataclass(slots=True)
+class EventLines:
+    """:func:`redact_events` one record at a time, for writing ``events.jsonl`` as pi runs.
+
+    :meth:`feed` returns the lines that are final: every record at once when nothing is
+    redacted, else the records up to the point where no streamed block is open (a block's
+    deltas are redacted over its assembled text, so they wait for the block to close).
+    The lines, joined over all calls and :meth:`finish`, and :attr:`count` equal what
+    :func:`redact_events` gives for the whole list.
+    """
+
+    redactor: Redactor
+    count: int = 0
+    _pending: list[tuple[dict[str, Any] | None, str]] = field(default_factory=list)
+    _open: set[tuple[str, Any]] = field(default_factory=set)
+
+    def feed(self, data: dict[str, Any] | None, raw: str) -> list[str]:
+        if not self.redactor.active:
+            return [raw]
+        self._pending.append((data, raw))
+        stream = _stream_event(data)
+        if stream is not None:
+            family, phase, content_index = stream
+            key = (family, content_index)
+            if phase == "start":
+                self._open.add(key)
+            elif phase == "delta" and isinstance(data["assistantMessageEvent"].get("delta"), str):  # type: ignore[index]
+                self._open.add(key)
+            elif phase == "end":
+                self._open.discard(key)
+        elif data and data.get("type") in _CLOSING_TYPES:
+            self._open.clear()
+        return [] if self._open else self._flush()
+
+    def finish(self) -> list[str]:
+        """The lines still held back (blocks the stream left open end with it)."""
+        self._open.clear()
+        return self._flush()
+
+    def _flush(self) -> list[str]:
+        if not self._pending:
+            return []
+        lines, n = redact_events(self.redactor, self._pending)
+        self.count += n
+        self._pending = []
+        return lines
