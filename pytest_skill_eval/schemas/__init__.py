@@ -20,14 +20,16 @@ Schemas may carry four annotations the translation honours:
     errors word them (``expectation.schema.json``). Without it, containers are named by
     kind and a missing field reads ``no "<name>" field``.
 
-jsonschema is imported on first validation, so a plain pytest run never pays for it.
+jsonschema is imported on first validation, so a plain pytest run never pays for it. A
+document is first put to a compiled check (:mod:`pytest_skill_eval.schemas.fast`); only
+one it refuses is validated by jsonschema, whose errors are the ones translated.
 """
 
 from __future__ import annotations
 
 import functools
 import json
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from importlib import resources
 from typing import TYPE_CHECKING, Any
 
@@ -61,19 +63,33 @@ def schema(name: str) -> dict[str, Any]:
     return loaded
 
 
+def _names() -> list[str]:
+    return [entry.name.removesuffix(".schema.json") for entry in resources.files(__package__).iterdir()
+            if entry.name.endswith(".schema.json")]
+
+
+def _target(name: str, definition: str | None) -> dict[str, Any]:
+    return schema(name) if definition is None else {"$ref": f"{schema(name)['$id']}#/$defs/{definition}"}
+
+
 @functools.cache
 def _validator(name: str, definition: str | None = None) -> jsonschema.Draft202012Validator:
     import jsonschema
     from referencing import Registry, Resource
 
     # every packaged schema is reachable by its $id, so one may refer to another's $defs
-    names = [entry.name.removesuffix(".schema.json") for entry in resources.files(__package__).iterdir()
-             if entry.name.endswith(".schema.json")]
     registry: Registry[Any] = Registry().with_resources(
-        (schema(other)["$id"], Resource.from_contents(schema(other))) for other in names if "$id" in schema(other)
+        (schema(other)["$id"], Resource.from_contents(schema(other))) for other in _names() if "$id" in schema(other)
     )
-    target = schema(name) if definition is None else {"$ref": f"{schema(name)['$id']}#/$defs/{definition}"}
-    return jsonschema.Draft202012Validator(target, registry=registry)
+    return jsonschema.Draft202012Validator(_target(name, definition), registry=registry)
+
+
+@functools.cache
+def _fast_check(name: str, definition: str | None = None) -> Callable[[Any], bool] | None:
+    from pytest_skill_eval.schemas.fast import compile_check
+
+    documents = {schema(other)["$id"]: schema(other) for other in _names() if "$id" in schema(other)}
+    return compile_check(_target(name, definition), documents)
 
 
 def problems(name: str, doc: Any, definition: str | None = None) -> list[Problem]:
@@ -82,6 +98,9 @@ def problems(name: str, doc: Any, definition: str | None = None) -> list[Problem
     With *definition*, *doc* is checked against that entry of the schema's ``$defs`` only
     (worded with the schema's annotations, pointers still relative to *doc*).
     """
+    check = _fast_check(name, definition)
+    if check is not None and check(doc):
+        return []  # valid by the compiled check: only "valid" is ever taken from it (schemas.fast)
     root = schema(name)
     found: list[Problem] = []
     for error in _validator(name, definition).iter_errors(doc):
