@@ -14,8 +14,9 @@ document through, and this module exists to make sure it is not:
 
 * fastjsonschema implements draft 7; the packaged schemas are draft 2020-12. :func:`lower`
   rewrites the 2020-12 keywords that draft 7 spells differently (``prefixItems``,
-  ``dependentRequired``, ``$ref`` beside other keywords) and refuses any schema that uses
-  a 2020-12 keyword draft 7 has no equivalent for. A refused schema gets no compiled
+  ``dependentRequired``, ``$ref`` beside other keywords; ``const`` as a one-value ``enum``,
+  which fastjsonschema matches alike) and refuses any schema that uses a 2020-12 keyword
+  draft 7 has no equivalent for. A refused schema gets no compiled
   check: jsonschema alone decides, as before.
 * ``format`` is not asserted (jsonschema's default), defaults are never filled in, and
   the schema is compiled as one bundle (:func:`bundle`) whose every ``$ref`` is a local
@@ -55,6 +56,10 @@ _ANNOTATIONS = frozenset({"$id", "$schema", "$comment", "title", "description", 
                           "deprecated", "readOnly", "writeOnly"})
 
 
+#: annotations dropped from the lowered schema (each is only text a reader sees)
+_DROPPED = frozenset({"title", "description", "$comment", "examples", "default", "deprecated", "readOnly", "writeOnly"})
+
+
 class Unsupported(Exception):
     """The schema uses something the compiled check cannot be trusted with."""
 
@@ -74,8 +79,9 @@ def lower(schema: Any, ref: Callable[[str], str] = lambda r: r) -> Any:
         raise Unsupported(f"no draft-7 equivalent for {', '.join(sorted(used))}")
     out: dict[str, Any] = {}
     for key, value in schema.items():
-        if key.startswith("x-"):
-            continue  # the package's own annotations: no constraint
+        if key.startswith("x-") or key in _DROPPED:
+            continue  # annotations (the package's own and JSON Schema's): no constraint, and
+            # fastjsonschema copies each subschema into its generated code
         if key in _ONE:
             out[key] = lower(value, ref)
         elif key in _MANY:
@@ -90,6 +96,12 @@ def lower(schema: Any, ref: Callable[[str], str] = lambda r: r) -> Any:
             if not isinstance(value, str):
                 raise Unsupported("$ref must be a string")
             out[key] = ref(value)
+        elif key == "const":
+            # the same rule (fastjsonschema matches both alike); its const code needs the
+            # detailed exceptions this module turns off
+            if "enum" in schema:
+                raise Unsupported("const beside enum")
+            out["enum"] = [value]
         elif key == "dependentRequired":
             out["dependencies"] = dict(value)
         else:
@@ -171,7 +183,8 @@ def compile_check(target: Mapping[str, Any], documents: Mapping[str, Mapping[str
 
     handlers = {scheme: no_fetch for scheme in ("urn", "http", "https", "file", "ftp", "data")}
     try:
-        validate = fastjsonschema.compile(bundled, handlers=handlers, use_formats=False, use_default=False)
+        validate = fastjsonschema.compile(bundled, handlers=handlers, use_formats=False, use_default=False,
+                                          detailed_exceptions=False)
     except Exception:  # a definition fastjsonschema itself refuses: jsonschema decides alone
         return None
 

@@ -158,9 +158,18 @@ def test_evidence_files_and_their_mutations(stored_run: StoredRun) -> None:
 
 def test_lowering_rewrites_what_draft_7_spells_differently() -> None:
     lowered = lower({"prefixItems": [{"type": "string"}], "items": False, "dependentRequired": {"a": ["b"]},
-                     "x-expected": "anything", "properties": {"prefixItems": {"$ref": "#/$defs/x", "minimum": 1}}})
+                     "x-expected": "anything", "description": "text",
+                     "properties": {"prefixItems": {"$ref": "#/$defs/x", "minimum": 1}, "c": {"const": True}}})
     assert lowered == {"items": [{"type": "string"}], "additionalItems": False, "dependencies": {"a": ["b"]},
-                       "properties": {"prefixItems": {"allOf": [{"$ref": "#/$defs/x"}, {"minimum": 1}]}}}
+                       "properties": {"prefixItems": {"allOf": [{"$ref": "#/$defs/x"}, {"minimum": 1}]},
+                                      "c": {"enum": [True]}}}
+
+
+def test_const_beside_enum_gets_no_compiled_check() -> None:
+    # const True with enum [1]: jsonschema accepts nothing (true is not 1); a merged enum
+    # compared with Python's == would accept 1
+    with pytest.raises(Unsupported):
+        lower({"const": True, "enum": [1]})
 
 
 @pytest.mark.parametrize("keyword", ["unevaluatedProperties", "dependentSchemas", "$dynamicRef", "minContains"])
