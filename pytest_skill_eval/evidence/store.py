@@ -12,7 +12,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from pytest_skill_eval.errors import EvidenceError
 from pytest_skill_eval.evidence.run_records import ManifestEntry
@@ -25,27 +25,7 @@ def write_atomic(path: Path, data: bytes, *, sync_dir: bool = True) -> None:
     (which makes the rename itself durable) to a later write into the same directory:
     one directory fsync covers every rename before it.
     """
-    path.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    except OSError as exc:
-        raise _disk_full(exc, path) from None
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
-    except BaseException as exc:
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        if isinstance(exc, OSError):
-            raise _disk_full(exc, path) from None
-        raise
-    if sync_dir:
-        fsync_dir(path.parent)
+    _replace_with(path, lambda handle: handle.write(data), sync_dir=sync_dir)
 
 
 def move_atomic(source: Path, path: Path, *, sync_dir: bool = True) -> None:
@@ -62,25 +42,39 @@ def move_atomic(source: Path, path: Path, *, sync_dir: bool = True) -> None:
     except OSError as exc:
         if exc.errno != errno.EXDEV:
             raise _disk_full(exc, path) from None
-        try:
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-        except OSError as exc2:
-            raise _disk_full(exc2, path) from None
-        try:
-            with open(source, "rb") as src, os.fdopen(fd, "wb") as handle:
+
+        def copy(handle: BinaryIO) -> None:
+            with open(source, "rb") as src:
                 shutil.copyfileobj(src, handle, 1 << 20)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, path)
-        except BaseException as exc3:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            if isinstance(exc3, OSError):
-                raise _disk_full(exc3, path) from None
-            raise
+
+        _replace_with(path, copy, sync_dir=False)
         os.unlink(source)
+    if sync_dir:
+        fsync_dir(path.parent)
+
+
+def _replace_with(path: Path, fill: Callable[[BinaryIO], object], *, sync_dir: bool) -> None:
+    """A temporary file beside *path*, filled by *fill*, fsynced and renamed over *path*;
+    removed again on any failure (a full disk is an :class:`EvidenceError`)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    except OSError as exc:
+        raise _disk_full(exc, path) from None
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            fill(handle)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException as exc:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        if isinstance(exc, OSError):
+            raise _disk_full(exc, path) from None
+        raise
     if sync_dir:
         fsync_dir(path.parent)
 
