@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.engine.variant import EventsFile
+from pytest_skill_eval.engine.events import EventsFile
 from pytest_skill_eval.host.driver import SLIM_TYPES, Safeguards, retained, run_json
 from pytest_skill_eval.host.install import HostInstallation
 from pytest_skill_eval.host.launch import LaunchPlan
