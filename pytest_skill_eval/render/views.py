@@ -128,6 +128,8 @@ def render_result(result: ResultEvidence) -> str:
         if summary.shard is not None:
             lines.append(f"shard     {summary.shard.index}/{summary.shard.count}: this result holds one shard's groups; "
                          "skill-eval merge combines the shards")
+        if summary.provenance is not None and summary.provenance.rerun_of is not None:
+            lines.append(f"rerun of  {summary.provenance.rerun_of}: its groups ran again from the inputs it stored")
         if summary.usage is not None:
             lines += _usage_lines(summary.usage, result["variant"], "usage     ")
     lines += _problem_lines(result["problems"], 0)

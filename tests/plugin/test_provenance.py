@@ -111,6 +111,10 @@ def test_rerun_after_the_working_tree_changed_reproduces_the_verdicts_from_the_s
         assert run["state"] == "complete"
     edited = (project / AFTER / "SKILL.md").read_bytes()
     assert all(p.read_bytes() != edited for p in _objects(rerun))
+    from pytest_skill_eval.commands.view import render
+
+    assert f"rerun of  {original.name}: its groups ran again from the inputs it stored" in render(str(rerun), project)
+    assert "rerun of" not in render(str(original), project)
 
 
 def test_skill_eval_rerun_takes_the_stored_settings_and_selection(project: Path, pytester: pytest.Pytester) -> None:
