@@ -142,6 +142,11 @@ class SkillEvalSession:
                 shard = parse_shard(shard_text)
             except SelectionError as exc:
                 raise pytest.UsageError(str(exc)) from None
+            if settings.count > 1 and not settings.seed_given and rerun is None:
+                raise pytest.UsageError(
+                    f"--skill-eval-shard with --skill-eval-trials {settings.count} needs --skill-eval-seed: each shard "
+                    "would draw its own seed, and skill-eval merge refuses shards whose seeds differ; give every shard "
+                    "the same seed (e.g. --skill-eval-seed $GITHUB_RUN_ID)")
         session = cls(config, root, declared, result_id=result_id or layout.new_result_id(),
                       is_worker=workerinput is not None, fail_on=fail_on,
                       group_selector=group_selector, variant=variant, settings=settings, shard=shard,

@@ -59,6 +59,21 @@ def test_shard_needs_a_suite(project: Path, pytester: pytest.Pytester) -> None:
     result.stderr.fnmatch_lines(["*--skill-eval-shard needs a suite or group: add --skill-eval PATH*"])
 
 
+def test_trial_shards_need_one_seed_before_anything_runs(project: Path, pytester: pytest.Pytester) -> None:
+    # each shard would draw its own seed, and merge refuses shards whose seeds differ: say so
+    # before the shards spend their trials, not at merge time
+    result = pytester.runpytest("--skill-eval", "suite.json", "--skill-eval-shard=1/2", "--skill-eval-trials=3",
+                                "--collect-only")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines(["*--skill-eval-shard with --skill-eval-trials 3 needs --skill-eval-seed: *"
+                                 "give every shard the same seed (e.g. --skill-eval-seed $GITHUB_RUN_ID)*"])
+    seeded = pytester.runpytest("--skill-eval", "suite.json", "--skill-eval-shard=1/2", "--skill-eval-trials=3",
+                                "--skill-eval-seed=ci-1", "--collect-only")
+    assert seeded.ret == pytest.ExitCode.OK
+    single = pytester.runpytest("--skill-eval", "suite.json", "--skill-eval-shard=1/2", "--collect-only")
+    assert single.ret == pytest.ExitCode.OK  # one trial records no seed: nothing to agree on
+
+
 @pytest.mark.parametrize("xdist", [False, True])
 def test_an_empty_shard_exits_zero_and_records_the_split(project: Path, pytester: pytest.Pytester, xdist: bool) -> None:
     (empty,) = {1, 2, 3} - set(_shards(3).values())
