@@ -20,10 +20,10 @@ from pathlib import Path
 from typing import Any, cast
 
 from pytest_skill_eval import __version__
-from pytest_skill_eval.errors import EvidenceError, MalformedGrade, SkillEvalError
+from pytest_skill_eval.errors import EvidenceError, SkillEvalError
 from pytest_skill_eval.evidence import layout, records, store
 from pytest_skill_eval.evidence.locate import regrade_files, regrade_time, resolve_result
-from pytest_skill_eval.evidence.reader import load_tree, read_aggregate, read_grade, read_record
+from pytest_skill_eval.evidence.reader import load_tree, parse_grade, read_aggregate, read_checked
 from pytest_skill_eval.grading.aggregate import TrialGrade
 from pytest_skill_eval.grading.results import GroupGrade
 from pytest_skill_eval.render.html import (
@@ -55,23 +55,15 @@ def _relative(path: Path, result_dir: Path) -> str:
 
 def _read(kind: type[records.Record], path: Path, result_dir: Path, problems: list[str]) -> Any:
     """The record at *path*, None when absent; a file that is not one becomes a problem."""
-    if not path.is_file():
-        return None
-    try:
-        return read_record(kind, path)
-    except (EvidenceError, OSError) as exc:
-        problems.append(f"{_relative(path, result_dir)}: {exc}")
-        return None
+    value, found = read_checked(path, lambda data, shown: records.parse(kind, data, shown), _relative(path, result_dir))
+    problems += found
+    return value
 
 
 def _read_grade(path: Path, result_dir: Path, problems: list[str]) -> GroupGrade | None:
-    if not path.is_file():
-        return None
-    try:
-        return read_grade(path)
-    except (EvidenceError, MalformedGrade, OSError) as exc:
-        problems.append(f"{_relative(path, result_dir)}: {exc}")
-        return None
+    value, found = read_checked(path, parse_grade, _relative(path, result_dir))
+    problems += found
+    return value
 
 
 def _newest_grade(gdir: Path, grade_path: Path, result_dir: Path,
