@@ -26,7 +26,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pytest_skill_eval.host.launch import LaunchPlan
+from pytest_skill_eval.host.launch import EMERGENCY_CEILING_S, LaunchPlan
 from pytest_skill_eval.host.process import kill_process_tree
 from pytest_skill_eval.host.protocol import (
     LineSplitter,
@@ -60,7 +60,7 @@ def retained(rec: Record) -> Record:
 #: Defaults for the safeguards: no-progress detection and an emergency ceiling. They
 #: stop runaway subjects; they are deliberately far above any normal turn.
 DEFAULT_STALL_SECONDS = 900.0
-DEFAULT_CEILING_SECONDS = 4 * 3600.0
+DEFAULT_CEILING_SECONDS = EMERGENCY_CEILING_S
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,10 +32,13 @@ PINNED_SETTINGS: dict[str, Any] = {
     "defaultProjectTrust": "never",
 }
 
+#: The emergency ceiling of one run (the driver's safeguard): far above any normal turn.
+EMERGENCY_CEILING_S = 4 * 3600.0
+
 #: pi's provider clients send a 300 s request timeout by default, which ends a long thinking
 #: turn as a failure; the spec imposes no short time caps, so every run gets the emergency
-#: ceiling (the driver's) unless an explicit value is given (--skill-eval-provider-timeout)
-DEFAULT_PROVIDER_TIMEOUT_S = 4 * 3600.0
+#: ceiling unless an explicit value is given (--skill-eval-provider-timeout)
+DEFAULT_PROVIDER_TIMEOUT_S = EMERGENCY_CEILING_S
 
 
 def pinned_settings(provider_timeout_s: float = DEFAULT_PROVIDER_TIMEOUT_S) -> dict[str, Any]:

@@ -62,3 +62,15 @@ def test_reasoning_tokens_are_summed_when_reported_and_unavailable_when_not() ->
     without = {k: v for k, v in plain.items() if k != "reasoning"}
     assert usage_totals([_assistant(without)]).reasoning is None
     assert usage_totals([_assistant(without), _assistant(thinking)]).reasoning == 4
+
+
+def test_the_timeout_advice_and_the_option_help_name_the_ceiling_the_driver_applies(pytester: pytest.Pytester) -> None:
+    from pytest_skill_eval.host.driver import DEFAULT_CEILING_SECONDS
+    from pytest_skill_eval.host.launch import DEFAULT_PROVIDER_TIMEOUT_S
+
+    assert DEFAULT_PROVIDER_TIMEOUT_S == DEFAULT_CEILING_SECONDS
+    ceiling = f"{DEFAULT_CEILING_SECONDS:g}"
+    advice = provider_error_reason("Request timed out.")
+    assert advice is not None and f"its default is the {ceiling} s emergency ceiling" in advice
+    help_text = pytester.runpytest("--help").stdout.str()
+    assert f"(default: {ceiling}, the emergency ceiling;" in " ".join(help_text.split())
