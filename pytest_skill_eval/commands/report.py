@@ -225,12 +225,13 @@ def _group(gdir: Path, result_dir: Path) -> ReportGroup:
     runs_dir = gdir
     if trials is not None:
         # a group run with trials: the aggregate, and trial 1 in full (the others are in trials/)
+        aggregate_path = layout.grade_file(gdir, cast(records.GroupRecord, record))
         try:
-            aggregate = read_aggregate(gdir / layout.AGGREGATE_FILE)
+            aggregate = read_aggregate(aggregate_path)
         except (EvidenceError, OSError) as exc:
-            problems.append(f"{_relative(gdir / layout.AGGREGATE_FILE, result_dir)}: {exc}")
+            problems.append(f"{_relative(aggregate_path, result_dir)}: {exc}")
         runs_dir = layout.trial_dir(gdir, 1)
-        grade_path = runs_dir / layout.GRADE_FILE
+        grade_path = layout.trial_grade_file(runs_dir)
     else:
         grade_path = layout.grade_file(gdir, record) if record is not None else gdir / layout.GRADE_FILE
     grade, regrade = _newest_grade(runs_dir, grade_path, result_dir, problems)

@@ -75,11 +75,13 @@ def newest_grade(gdir: Path, result_dir: Path, problems: list[str]) -> tuple[Gro
         grade = _checked(path, parse_grade, result_dir, problems)
         if grade is not None:
             state = None
-            if (gdir / "grade.json").is_file():
-                original = _checked(gdir / "grade.json", parse_grade, result_dir, [])
+            stored = layout.trial_grade_file(gdir)
+            if stored.is_file():
+                original = _checked(stored, parse_grade, result_dir, [])
                 state = original.state if original is not None else "not what the view expects"
             return grade, RegradeShown(file=_relative(path, result_dir), time=regrade_time(path), original_state=state)
-    return _checked(gdir / "grade.json", parse_grade, result_dir, problems), None
+    # grade.json, or the grade-fallback.json published when it could not be written
+    return _checked(layout.trial_grade_file(gdir), parse_grade, result_dir, problems), None
 
 
 def _relative(path: Path, result_dir: Path) -> str:
@@ -133,7 +135,8 @@ def _workspace_changes(run_dir: Path, result_dir: Path) -> list[tuple[str, str]]
 
 
 def _group_artifacts(gdir: Path, result_dir: Path) -> list[str]:
-    names = [n for n in ("definition.json", "group.json", "grade.json") if (gdir / n).is_file()]
+    names = [n for n in ("definition.json", "group.json", "grade.json", layout.GROUP_FALLBACK, layout.GRADE_FALLBACK)
+             if (gdir / n).is_file()]
     names += sorted(p.name for p in regrade_files(gdir))
     return [_relative(gdir / n, result_dir) for n in names]
 
@@ -177,8 +180,8 @@ def load_result(result_dir: Path, *, group: str | None = None, variant: str | No
         trials = group_doc.trials if isinstance(group_doc, GroupRecord) else None
         aggregate = None
         runs_dir: Path | None = gdir
-        if trials is not None:
-            aggregate = _checked(gdir / layout.AGGREGATE_FILE, parse_aggregate, result_dir, problems)
+        if trials is not None and isinstance(group_doc, GroupRecord):
+            aggregate = _checked(layout.grade_file(gdir, group_doc), parse_aggregate, result_dir, problems)
             runs_dir = None
             if trial is not None:
                 if trial > trials.ran:

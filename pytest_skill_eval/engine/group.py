@@ -17,7 +17,7 @@ from pytest_skill_eval.errors import (
     SkillEvalError,
 )
 from pytest_skill_eval.evidence import layout, reader, records, store
-from pytest_skill_eval.grading.aggregate import Trial, aggregate
+from pytest_skill_eval.grading.aggregate import Trial, TrialGrade, aggregate
 from pytest_skill_eval.grading.results import GradeError, GroupGrade
 from pytest_skill_eval.sources.isolation import (
     GroupSources,
@@ -170,8 +170,7 @@ def run_trials(group: Group, position: int, group_dir: Path, cfg: EngineConfig, 
             trial_dir = layout.trial_dir(group_dir, number)
             outcomes, cancelled = run_variants(group, trial_dir, scratch / f"trial-{number}", shared, cfg, redactor,
                                                order=order, trial=number)
-            grade = GroupGrade.from_json(redactor.json(grade_persisted(group, trial_dir).to_json())[0])
-            store.write_json(trial_dir / layout.GRADE_FILE, grade.to_json())
+            grade = _publish_grade(trial_dir, GroupGrade.from_json(redactor.json(grade_persisted(group, trial_dir).to_json())[0]))
             trials.append(Trial(number, grade, {name: o.state for name, o in outcomes.items()}))
             per_trial.append(outcomes)
             shutil.rmtree(scratch / f"trial-{number}", ignore_errors=True)
@@ -179,22 +178,55 @@ def run_trials(group: Group, position: int, group_dir: Path, cfg: EngineConfig, 
                 break
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    combined = aggregate(group.id, cfg.trials, trials)
-    store.write_json(group_dir / layout.AGGREGATE_FILE, redactor.json(combined.to_json())[0])
+    combined = TrialGrade.from_json(redactor.json(aggregate(group.id, cfg.trials, trials).to_json())[0])
+    aggregate_name = layout.AGGREGATE_FILE
+    problems: list[str] = []
+
+    def publish_fallback_aggregate(problem: str) -> None:
+        nonlocal combined, aggregate_name
+        problems.append(problem)
+        combined = dataclasses.replace(combined, state="grade-error",
+                           errors=(*combined.errors, GradeError("system", None, None, problem)))
+        store.write_json(group_dir / layout.AGGREGATE_FALLBACK, combined.to_json())
+        aggregate_name = layout.AGGREGATE_FALLBACK
+
+    try:
+        store.write_json(group_dir / layout.AGGREGATE_FILE, combined.to_json())
+    except _PUBLICATION_ERRORS as exc:
+        publish_fallback_aggregate(f"aggregate.json could not be written: {exc}; the aggregate is in "
+                                   f"{layout.AGGREGATE_FALLBACK}")
     variants: dict[str, VariantOutcome] = {name: _across_trials(name, [t[name] for t in per_trial], group_dir)
                                            for name in VARIANTS}
     state = group_state([v.state for v in variants.values()], fixture_failed=shared.error is not None)
-    record = records.GroupRecord(
-        id=group.id, position=position, path=str(group.path), suite=suite, type=group.type,
-        state=cast(records.GroupState, state), grade_state=combined.state,
-        variants={v.variant: records.VariantState(cast(records.RunState, v.state), v.reason) for v in variants.values()},
-        review_questions=group.review_questions, grade_file=layout.AGGREGATE_FILE,
-        revision_check=(records.RevisionState(shared.revision.state, shared.revision.reason)
-                        if shared.revision is not None else None),
-        trials=records.TrialCount(cfg.trials, len(trials)),
-        usage=_group_usage(group_dir),
-    )
-    store.write_json(group_dir / layout.GROUP_FILE, redactor.json(record.to_json())[0])
+    usage = _group_usage(group_dir)
+
+    def record() -> dict[str, Any]:
+        value = records.GroupRecord(
+            id=group.id, position=position, path=str(group.path), suite=suite, type=group.type,
+            state=cast(records.GroupState, state), grade_state=combined.state,
+            variants={v.variant: records.VariantState(cast(records.RunState, v.state), v.reason)
+                      for v in variants.values()},
+            review_questions=group.review_questions, grade_file=aggregate_name,
+            revision_check=(records.RevisionState(shared.revision.state, shared.revision.reason)
+                            if shared.revision is not None else None),
+            trials=records.TrialCount(cfg.trials, len(trials)),
+            publication_errors=tuple(problems),
+            usage=usage,
+        )
+        clean: dict[str, Any] = redactor.json(value.to_json())[0]
+        return clean
+
+    # as _publish_group: a group record that cannot be written goes to group-fallback.json,
+    # the aggregate is published again as a grade-error; a fallback that fails propagates
+    try:
+        store.write_json(group_dir / layout.GROUP_FILE, record())
+    except _PUBLICATION_ERRORS as exc:
+        problem = f"group.json could not be written: {exc}; the group record is in {layout.GROUP_FALLBACK}"
+        if aggregate_name == layout.AGGREGATE_FILE:
+            publish_fallback_aggregate(problem)
+        else:
+            problems.append(problem)
+        store.write_json(group_dir / layout.GROUP_FALLBACK, record())
     if cancelled:
         raise KeyboardInterrupt
     return GroupOutcome(group, position, state, group_dir, variants, combined)
@@ -282,6 +314,17 @@ def _publish_group(group: Group, position: int, group_dir: Path, outcomes: dict[
             problems.append(problem)
         store.write_json(group_dir / layout.GROUP_FALLBACK, record())
     return GroupOutcome(group, position, state, group_dir, outcomes, grade)
+
+
+def _publish_grade(trial_dir: Path, grade: GroupGrade) -> GroupGrade:
+    """A trial's grade as published: ``grade.json``, else ``grade-fallback.json`` as a
+    ``grade-error`` saying why (the aggregate then counts the trial's grade as an error)."""
+    try:
+        store.write_json(trial_dir / layout.GRADE_FILE, grade.to_json())
+    except _PUBLICATION_ERRORS as exc:
+        grade = fallback_grade(grade, f"grade.json could not be written: {exc}; the grade is in {layout.GRADE_FALLBACK}")
+        store.write_json(trial_dir / layout.GRADE_FALLBACK, grade.to_json())
+    return grade
 
 
 def _group_usage(group_dir: Path) -> VariantUsage | None:

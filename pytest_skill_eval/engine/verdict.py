@@ -30,7 +30,7 @@ def judge_group_dir(group_dir: Path, *, fail_on: FailOn, pass_rate: float, alpha
 
         variants = tuple(VariantState(name, v.state, v.reason, f"{group_dir}/{layout.TRIALS_DIR}/*/{name}")
                          for name, v in group.variants.items())
-        return judge_trials(variants, read_aggregate(group_dir / layout.AGGREGATE_FILE), group_id=group.id,
+        return judge_trials(variants, read_aggregate(layout.grade_file(group_dir, group)), group_id=group.id,
                             position=group.position, group_state=group.state, group_dir=str(group_dir),
                             fail_on=fail_on, pass_rate=pass_rate, alpha=alpha, result_id=result_id,
                             usage=group.usage)

@@ -22,6 +22,7 @@ GRADE_FALLBACK = "grade-fallback.json"
 GROUP_FILE = "group.json"
 GROUP_FALLBACK = "group-fallback.json"
 AGGREGATE_FILE = "aggregate.json"
+AGGREGATE_FALLBACK = "aggregate-fallback.json"
 TRIALS_DIR = "trials"
 _GROUP_DIR = re.compile(r"(\d{3,})-(.+)")
 
@@ -70,9 +71,17 @@ def grade_file(group_dir: Path, record: GroupRecord | InvalidGroupRecord) -> Pat
     from pytest_skill_eval.evidence.records import GroupRecord  # the records stay out of pytest start-up
 
     name = record.grade_file if isinstance(record, GroupRecord) else GRADE_FILE
-    if isinstance(record, GroupRecord) and record.trials is not None:
+    if isinstance(record, GroupRecord) and record.trials is not None and name != AGGREGATE_FALLBACK:
         name = AGGREGATE_FILE
     return group_dir / Path(name).name
+
+
+def trial_grade_file(trial_dir: Path) -> Path:
+    """The grade in *trial_dir* (a trial's directory, or a group's without trials):
+    ``grade.json``, or ``grade-fallback.json`` when only that was published."""
+    if not (trial_dir / GRADE_FILE).is_file() and (trial_dir / GRADE_FALLBACK).is_file():
+        return trial_dir / GRADE_FALLBACK
+    return trial_dir / GRADE_FILE
 
 
 def sweep_staging(result_dir: Path) -> list[Path]:

@@ -98,6 +98,34 @@ def test_fallback_that_cannot_be_written_stops_queued_work(project: Path, pytest
     assert not (only_result(project) / "groups" / "002-regresses").exists()
 
 
+def test_trials_publish_their_grades_aggregate_and_record_as_fallbacks_too(project: Path, pytester: pytest.Pytester) -> None:
+    _two_groups(project)
+    pytester.makeconftest(BLOCK.format(names=["aggregate.json", "trials/002/grade.json"]))
+    result = pytester.runpytest("--skill-eval", "pair.json", "--skill-eval-trials=3", "-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1, failed=1)
+    result.stdout.fnmatch_lines(["*aggregate.json could not be written*aggregate-fallback.json*"])
+    gdir = only_result(project) / "groups" / "001-improves"
+    trial = read_json(gdir / "trials" / "002" / "grade-fallback.json")
+    assert trial["state"] == "grade-error"
+    assert trial["errors"][-1]["message"].startswith("grade.json could not be written: [Errno 21] Is a directory")
+    assert (gdir / "trials" / "001" / "grade.json").is_file() and (gdir / "trials" / "003" / "grade.json").is_file()
+    combined = read_json(gdir / "aggregate-fallback.json")
+    assert combined["state"] == "grade-error" and combined["trials"] == {"planned": 3, "ran": 3}
+    assert combined["errors"][-1]["message"].startswith("aggregate.json could not be written: [Errno 21] Is a directory")
+    group = read_json(gdir / "group.json")
+    assert (group["grade_file"], group["grade_state"]) == ("aggregate-fallback.json", "grade-error")
+    assert group["publication_errors"][0].startswith("aggregate.json could not be written: ")
+    # recoverable: the queued group ran its trials, and the batch summary was published
+    assert (only_result(project) / "groups" / "002-regresses" / "aggregate.json").is_file()
+    summary = read_json(only_result(project) / "result.json")
+    assert [(g["id"], g["grade_state"]) for g in summary["groups"]] == [("improves", "grade-error"), ("regresses", "graded")]
+    _every_json_parses(only_result(project))
+    from pytest_skill_eval.commands.view import render
+
+    shown = render(str(only_result(project)), project, group="001", trial=2)
+    assert "grade.json could not be written" in shown and "aggregate.json could not be written" in shown
+
+
 # ----------------------------------------------------------------------------- Ctrl-C while finishing
 
 INTERRUPT_AT = """
