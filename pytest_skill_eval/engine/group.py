@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import shutil
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
@@ -178,23 +178,9 @@ def run_trials(group: Group, position: int, group_dir: Path, cfg: EngineConfig, 
                 break
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    combined = TrialGrade.from_json(redactor.json(aggregate(group.id, cfg.trials, trials).to_json())[0])
-    aggregate_name = layout.AGGREGATE_FILE
-    problems: list[str] = []
-
-    def publish_fallback_aggregate(problem: str) -> None:
-        nonlocal combined, aggregate_name
-        problems.append(problem)
-        combined = dataclasses.replace(combined, state="grade-error",
-                           errors=(*combined.errors, GradeError("system", None, None, problem)))
-        store.write_json(group_dir / layout.AGGREGATE_FALLBACK, combined.to_json())
-        aggregate_name = layout.AGGREGATE_FALLBACK
-
-    try:
-        store.write_json(group_dir / layout.AGGREGATE_FILE, combined.to_json())
-    except _PUBLICATION_ERRORS as exc:
-        publish_fallback_aggregate(f"aggregate.json could not be written: {exc}; the aggregate is in "
-                                   f"{layout.AGGREGATE_FALLBACK}")
+    published = _Publication(group_dir, layout.AGGREGATE_FILE, layout.AGGREGATE_FALLBACK, "aggregate",
+                             TrialGrade.from_json(redactor.json(aggregate(group.id, cfg.trials, trials).to_json())[0]))
+    published.publish()
     variants: dict[str, VariantOutcome] = {name: _across_trials(name, [t[name] for t in per_trial], group_dir)
                                            for name in VARIANTS}
     state = group_state([v.state for v in variants.values()], fixture_failed=shared.error is not None)
@@ -203,33 +189,23 @@ def run_trials(group: Group, position: int, group_dir: Path, cfg: EngineConfig, 
     def record() -> dict[str, Any]:
         value = records.GroupRecord(
             id=group.id, position=position, path=str(group.path), suite=suite, type=group.type,
-            state=cast(records.GroupState, state), grade_state=combined.state,
+            state=cast(records.GroupState, state), grade_state=published.doc.state,
             variants={v.variant: records.VariantState(cast(records.RunState, v.state), v.reason)
                       for v in variants.values()},
-            review_questions=group.review_questions, grade_file=aggregate_name,
+            review_questions=group.review_questions, grade_file=published.name,
             revision_check=(records.RevisionState(shared.revision.state, shared.revision.reason)
                             if shared.revision is not None else None),
             trials=records.TrialCount(cfg.trials, len(trials)),
-            publication_errors=tuple(problems),
+            publication_errors=tuple(published.problems),
             usage=usage,
         )
         clean: dict[str, Any] = redactor.json(value.to_json())[0]
         return clean
 
-    # as _publish_group: a group record that cannot be written goes to group-fallback.json,
-    # the aggregate is published again as a grade-error; a fallback that fails propagates
-    try:
-        store.write_json(group_dir / layout.GROUP_FILE, record())
-    except _PUBLICATION_ERRORS as exc:
-        problem = f"group.json could not be written: {exc}; the group record is in {layout.GROUP_FALLBACK}"
-        if aggregate_name == layout.AGGREGATE_FILE:
-            publish_fallback_aggregate(problem)
-        else:
-            problems.append(problem)
-        store.write_json(group_dir / layout.GROUP_FALLBACK, record())
+    published.publish_record(record)
     if cancelled:
         raise KeyboardInterrupt
-    return GroupOutcome(group, position, state, group_dir, variants, combined)
+    return GroupOutcome(group, position, state, group_dir, variants, cast(TrialGrade, published.doc))
 
 
 def _across_trials(name: str, outcomes: Sequence[VariantOutcome], group_dir: Path) -> VariantOutcome:
@@ -266,21 +242,9 @@ def _publish_group(group: Group, position: int, group_dir: Path, outcomes: dict[
     When a fallback cannot be written either, the error propagates: queued work stops.
     """
     grade = grade_persisted(group, group_dir)
-    published = GroupGrade.from_json(redactor.json(grade.to_json())[0])
-    grade_name = layout.GRADE_FILE
-    problems: list[str] = []
-
-    def publish_fallback_grade(problem: str) -> None:
-        nonlocal published, grade_name
-        problems.append(problem)
-        published = fallback_grade(published, problem)
-        store.write_json(group_dir / layout.GRADE_FALLBACK, published.to_json())
-        grade_name = layout.GRADE_FALLBACK
-
-    try:
-        store.write_json(group_dir / layout.GRADE_FILE, published.to_json())
-    except _PUBLICATION_ERRORS as exc:
-        publish_fallback_grade(f"grade.json could not be written: {exc}; the grade is in {layout.GRADE_FALLBACK}")
+    published = _Publication(group_dir, layout.GRADE_FILE, layout.GRADE_FALLBACK, "grade",
+                             GroupGrade.from_json(redactor.json(grade.to_json())[0]))
+    published.publish()
     state = group_state([o.state for o in outcomes.values()], fixture_failed=shared_error is not None)
     usage = _group_usage(group_dir)
 
@@ -292,39 +256,75 @@ def _publish_group(group: Group, position: int, group_dir: Path, outcomes: dict[
             suite=suite,
             type=group.type,
             state=cast(records.GroupState, state),
-            grade_state=published.state,
+            grade_state=published.doc.state,
             variants={cast(VariantName, n): records.VariantState(cast(records.RunState, o.state), o.reason)
                       for n, o in outcomes.items()},
             review_questions=group.review_questions,
-            grade_file=grade_name,
+            grade_file=published.name,
             revision_check=records.RevisionState(revision.state, revision.reason) if revision is not None else None,
-            publication_errors=tuple(problems),
+            publication_errors=tuple(published.problems),
             usage=usage,
         )
         clean: dict[str, Any] = redactor.json(value.to_json())[0]
         return clean
 
-    try:
-        store.write_json(group_dir / layout.GROUP_FILE, record())
-    except _PUBLICATION_ERRORS as exc:
-        problem = f"group.json could not be written: {exc}; the group record is in {layout.GROUP_FALLBACK}"
-        if grade_name == layout.GRADE_FILE:
-            publish_fallback_grade(problem)
-        else:
-            problems.append(problem)
-        store.write_json(group_dir / layout.GROUP_FALLBACK, record())
+    published.publish_record(record)
     return GroupOutcome(group, position, state, group_dir, outcomes, grade)
 
 
 def _publish_grade(trial_dir: Path, grade: GroupGrade) -> GroupGrade:
     """A trial's grade as published: ``grade.json``, else ``grade-fallback.json`` as a
     ``grade-error`` saying why (the aggregate then counts the trial's grade as an error)."""
-    try:
-        store.write_json(trial_dir / layout.GRADE_FILE, grade.to_json())
-    except _PUBLICATION_ERRORS as exc:
-        grade = fallback_grade(grade, f"grade.json could not be written: {exc}; the grade is in {layout.GRADE_FALLBACK}")
-        store.write_json(trial_dir / layout.GRADE_FALLBACK, grade.to_json())
-    return grade
+    published = _Publication(trial_dir, layout.GRADE_FILE, layout.GRADE_FALLBACK, "grade", grade)
+    published.publish()
+    return cast(GroupGrade, published.doc)
+
+
+@dataclass
+class _Publication:
+    """One grade document (a group's or trial's grade, or a group's aggregate) and the group
+    record that names it, published with the spec's fallbacks.
+
+    The document goes to *primary*; when that cannot be written, to *fallback* as a
+    ``grade-error`` with the problem as one more ``system`` error. A group record that
+    cannot be written as ``group.json`` goes to ``group-fallback.json``, and the document
+    is published again as a fallback. A fallback that cannot be written propagates, and
+    queued work stops.
+    """
+
+    directory: Path
+    primary: str
+    fallback: str
+    what: str  # "grade" or "aggregate", as messages name it
+    doc: GroupGrade | TrialGrade
+    problems: list[str] = field(default_factory=list)
+    name: str = ""
+
+    def publish(self) -> None:
+        self.name = self.primary
+        try:
+            store.write_json(self.directory / self.primary, self.doc.to_json())
+        except _PUBLICATION_ERRORS as exc:
+            self._fall_back(f"{self.primary} could not be written: {exc}; the {self.what} is in {self.fallback}")
+
+    def publish_record(self, record: Callable[[], dict[str, Any]]) -> None:
+        """Write the group record *record()* builds (again after a fallback, which it names)."""
+        try:
+            store.write_json(self.directory / layout.GROUP_FILE, record())
+        except _PUBLICATION_ERRORS as exc:
+            problem = f"group.json could not be written: {exc}; the group record is in {layout.GROUP_FALLBACK}"
+            if self.name == self.primary:
+                self._fall_back(problem)
+            else:
+                self.problems.append(problem)
+            store.write_json(self.directory / layout.GROUP_FALLBACK, record())
+
+    def _fall_back(self, problem: str) -> None:
+        self.problems.append(problem)
+        self.doc = dataclasses.replace(self.doc, state="grade-error",
+                                       errors=(*self.doc.errors, GradeError("system", None, None, problem)))
+        store.write_json(self.directory / self.fallback, self.doc.to_json())
+        self.name = self.fallback
 
 
 def _group_usage(group_dir: Path) -> VariantUsage | None:
@@ -337,11 +337,6 @@ def _group_usage(group_dir: Path) -> VariantUsage | None:
 
 #: what a failed write of grade.json or group.json raises (serialising included)
 _PUBLICATION_ERRORS = (OSError, EvidenceError, TypeError, ValueError)
-
-
-def fallback_grade(grade: GroupGrade, problem: str) -> GroupGrade:
-    """*grade* as an explicit ``grade-error``: its results kept, *problem* added as a system error."""
-    return dataclasses.replace(grade, state="grade-error", errors=(*grade.errors, GradeError("system", None, None, problem)))
 
 
 def grade_persisted(group: Group, group_dir: Path) -> GroupGrade:
