@@ -69,19 +69,21 @@ def _checked(path: Path, parse: Callable[[Any, str], Parsed], result_dir: Path, 
     return value
 
 
-def newest_grade(gdir: Path, result_dir: Path, problems: list[str]) -> tuple[GroupGrade | None, RegradeShown | None]:
-    """The grade a reader should see: the newest regrade that reads, else ``grade.json``."""
+def newest_grade(gdir: Path, result_dir: Path, problems: list[str],
+                 stored: Path | None = None) -> tuple[GroupGrade | None, RegradeShown | None]:
+    """The grade a reader should see: the newest regrade that reads, else the stored grade
+    (*stored*: the one the group record names; by default ``grade.json``, or the
+    ``grade-fallback.json`` published when it could not be written)."""
+    stored = stored if stored is not None else layout.trial_grade_file(gdir)
     for path in regrade_files(gdir):
         grade = _checked(path, parse_grade, result_dir, problems)
         if grade is not None:
             state = None
-            stored = layout.trial_grade_file(gdir)
             if stored.is_file():
                 original = _checked(stored, parse_grade, result_dir, [])
                 state = original.state if original is not None else "not what the view expects"
             return grade, RegradeShown(file=_relative(path, result_dir), time=regrade_time(path), original_state=state)
-    # grade.json, or the grade-fallback.json published when it could not be written
-    return _checked(layout.trial_grade_file(gdir), parse_grade, result_dir, problems), None
+    return _checked(stored, parse_grade, result_dir, problems), None
 
 
 def _relative(path: Path, result_dir: Path) -> str:
@@ -176,7 +178,8 @@ def load_result(result_dir: Path, *, group: str | None = None, variant: str | No
     for gdir in chosen:
         problems: list[str] = []
         definition = _checked(gdir / "definition.json", definition_record, result_dir, problems)
-        group_doc = _checked(gdir / "group.json", parse_group, result_dir, problems)
+        # group.json, or the group-fallback.json published when it could not be written
+        group_doc = _checked(layout.group_record_file(gdir) or gdir / layout.GROUP_FILE, parse_group, result_dir, problems)
         trials = group_doc.trials if isinstance(group_doc, GroupRecord) else None
         aggregate = None
         runs_dir: Path | None = gdir
@@ -190,7 +193,8 @@ def load_result(result_dir: Path, *, group: str | None = None, variant: str | No
                 runs_dir = layout.trial_dir(gdir, trial)
         elif trial is not None and group is not None:
             raise SelectionError(f"--trial {trial}: group {gdir.name} was run once, without trials: drop --trial")
-        grade, regrade = newest_grade(runs_dir, result_dir, problems) if runs_dir is not None else (None, None)
+        named = layout.grade_file(gdir, group_doc) if isinstance(group_doc, GroupRecord) and runs_dir == gdir else None
+        grade, regrade = newest_grade(runs_dir, result_dir, problems, named) if runs_dir is not None else (None, None)
         groups.append(
             GroupEvidence(
                 dir=gdir.name,

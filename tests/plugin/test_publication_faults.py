@@ -86,6 +86,11 @@ def test_unwritable_group_record_becomes_grade_error_fallback(project: Path, pyt
     summary = read_json(only_result(project) / "result.json")
     assert [(g["id"], g["grade_state"]) for g in summary["groups"]] == [("improves", "grade-error"), ("regresses", "graded")]
     _every_json_parses(only_result(project))
+    # view reads the record and the grade the fallback names (grade.json was written first)
+    from pytest_skill_eval.commands.view import render
+
+    shown = render(str(only_result(project)), project, group="001")
+    assert "group.json could not be written" in shown, shown
 
 
 def test_fallback_that_cannot_be_written_stops_queued_work(project: Path, pytester: pytest.Pytester) -> None:
