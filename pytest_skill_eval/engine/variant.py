@@ -63,7 +63,7 @@ from pytest_skill_eval.sources.isolation import (
     inherited_values,
     materialise_resources,
 )
-from pytest_skill_eval.sources.redaction import Redactor, redact_events
+from pytest_skill_eval.sources.redaction import Redactor
 
 
 def _inherited(group: Group, env: Mapping[str, str]) -> dict[str, str]:
@@ -356,11 +356,11 @@ def _with_arm(providers: dict[str, Any], arm: str) -> dict[str, Any]:
 
 
 def drive(group: Group, name: VariantName, planned: Planned, cfg: EngineConfig,
-          evidence: VariantEvidence, *, sink: EventsFile | None = None) -> Driven:
+          evidence: VariantEvidence, *, sink: EventsFile) -> Driven:
     """Run pi; after each settled turn, snapshot the workspace when a check is turn-scoped.
 
-    With a *sink*, every record goes to it as it arrives and the run keeps one slim form of
-    each (see :mod:`pytest_skill_eval.host.driver`).
+    Every record goes to *sink* (``events.jsonl``) as it arrives, and the run keeps one
+    slim form of each (see :mod:`pytest_skill_eval.host.driver`).
     """
     plan, workspace = planned.plan, planned.prepared.workspace
     turn_scoped = any(e.turn is not None and e.variant == name and e.kind in WORKSPACE_KINDS for e in group.expectations)
@@ -408,15 +408,15 @@ def drive(group: Group, name: VariantName, planned: Planned, cfg: EngineConfig,
 
 
 def persist(group: Group, planned: Planned, driven: Driven, evidence: VariantEvidence,
-            events: EventsFile | None = None) -> RunRecord:
+            events: EventsFile) -> RunRecord:
     """Persist one run's evidence and return its record; every secret is redacted before
     anything is serialised.
 
     Host output is redacted on its decoded strings (events per record, streamed deltas over
     their assembled block), JSON values recursively; workspace files byte-wise as they are
     copied. Each file that held a secret is listed with its count in ``run.json``
-    ``redactions``. ``events.jsonl`` is *events*' file when the run was driven with it as
-    the sink, else written here from the run's records.
+    ``redactions``. ``events.jsonl`` is *events*' file, written as pi ran, moved into place
+    here.
     """
     plan, run, prepared = planned.plan, driven.run, planned.prepared
     active = _active_tools(planned.gate_dir / "active-tools.jsonl")
@@ -441,13 +441,7 @@ def persist(group: Group, planned: Planned, driven: Driven, evidence: VariantEvi
         if run.outcome == "complete" and changed:
             state = "invalid"
             reason = "declared resources changed during the run: " + ", ".join(changed)
-    if events is not None:
-        evidence.count("events.jsonl", events.commit())
-    else:
-        lines, n = redact_events(evidence.redactor, [(r.data, r.raw) for r in run.records])
-        evidence.count("events.jsonl", n)
-        store.write_atomic(evidence.run_dir / "events.jsonl", "".join(line + "\n" for line in lines).encode("utf-8"),
-                           sync_dir=False)
+    evidence.count("events.jsonl", events.commit())
     stderr, n = evidence.redactor.stream_text(bytes(run.stderr))
     evidence.count("stderr.txt", n)
     store.write_atomic(evidence.run_dir / "stderr.txt", stderr, sync_dir=False)
