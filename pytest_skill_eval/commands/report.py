@@ -23,7 +23,7 @@ from pytest_skill_eval import __version__
 from pytest_skill_eval.errors import EvidenceError, SkillEvalError
 from pytest_skill_eval.evidence import layout, records, store
 from pytest_skill_eval.evidence.locate import regrade_files, regrade_time, resolve_result
-from pytest_skill_eval.evidence.reader import load_tree, parse_grade, read_aggregate, read_checked
+from pytest_skill_eval.evidence.reader import load_tree, parse_aggregate, parse_grade, read_checked
 from pytest_skill_eval.grading.aggregate import TrialGrade
 from pytest_skill_eval.grading.results import GroupGrade
 from pytest_skill_eval.render.html import (
@@ -226,10 +226,8 @@ def _group(gdir: Path, result_dir: Path) -> ReportGroup:
     if trials is not None:
         # a group run with trials: the aggregate, and trial 1 in full (the others are in trials/)
         aggregate_path = layout.grade_file(gdir, cast(records.GroupRecord, record))
-        try:
-            aggregate = read_aggregate(aggregate_path)
-        except (EvidenceError, OSError) as exc:
-            problems.append(f"{_relative(aggregate_path, result_dir)}: {exc}")
+        aggregate, found = read_checked(aggregate_path, parse_aggregate, _relative(aggregate_path, result_dir))
+        problems += found
         runs_dir = layout.trial_dir(gdir, 1)
         grade_path = layout.trial_grade_file(runs_dir)
     else:

@@ -63,9 +63,12 @@ def schema(name: str) -> dict[str, Any]:
     return loaded
 
 
-def _names() -> list[str]:
-    return [entry.name.removesuffix(".schema.json") for entry in resources.files(__package__).iterdir()
-            if entry.name.endswith(".schema.json")]
+@functools.cache
+def _by_id() -> dict[str, dict[str, Any]]:
+    """Every packaged schema by its ``$id``, so one may refer to another's ``$defs``."""
+    names = [entry.name.removesuffix(".schema.json") for entry in resources.files(__package__).iterdir()
+             if entry.name.endswith(".schema.json")]
+    return {schema(name)["$id"]: schema(name) for name in names if "$id" in schema(name)}
 
 
 def _target(name: str, definition: str | None) -> dict[str, Any]:
@@ -77,10 +80,8 @@ def _validator(name: str, definition: str | None = None) -> jsonschema.Draft2020
     import jsonschema
     from referencing import Registry, Resource
 
-    # every packaged schema is reachable by its $id, so one may refer to another's $defs
     registry: Registry[Any] = Registry().with_resources(
-        (schema(other)["$id"], Resource.from_contents(schema(other))) for other in _names() if "$id" in schema(other)
-    )
+        (uri, Resource.from_contents(document)) for uri, document in _by_id().items())
     return jsonschema.Draft202012Validator(_target(name, definition), registry=registry)
 
 
@@ -88,8 +89,7 @@ def _validator(name: str, definition: str | None = None) -> jsonschema.Draft2020
 def _fast_check(name: str, definition: str | None = None) -> Callable[[Any], bool] | None:
     from pytest_skill_eval.schemas.fast import compile_check
 
-    documents = {schema(other)["$id"]: schema(other) for other in _names() if "$id" in schema(other)}
-    return compile_check(_target(name, definition), documents)
+    return compile_check(_target(name, definition), _by_id())
 
 
 def problems(name: str, doc: Any, definition: str | None = None) -> list[Problem]:
