@@ -341,7 +341,7 @@ def plan_launch(group: Group, variant: Variant, prepared: Prepared, bundles: Pat
             literal_env=group.runtime.environment.literal,
             inherited_env=prepared.inherited,
             compile_cache=None if os.environ.get("SKILL_EVAL_NO_COMPILE_CACHE") else cache_dir() / "node-compile-cache" / host.version,
-        )
+        ).fitted()  # a prompt too large for argv goes over RPC
     except LaunchRefused as exc:
         return replace(prepared.record, reason=f"launch refused: {exc}")
     return Planned(prepared, plan, target_file, resources, before, gate.parent, observer_out if observe else None,

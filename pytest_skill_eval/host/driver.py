@@ -13,6 +13,7 @@ conversation) only their type. Without a sink every record is kept as text and p
 
 from __future__ import annotations
 
+import errno
 import functools
 import json
 import os
@@ -26,7 +27,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pytest_skill_eval.host.launch import EMERGENCY_CEILING_S, LaunchPlan
+from pytest_skill_eval.host.launch import EMERGENCY_CEILING_S, MAX_ARG_STRLEN, LaunchPlan, arg_max, exec_size
 from pytest_skill_eval.host.process import kill_process_tree
 from pytest_skill_eval.host.protocol import (
     LineSplitter,
@@ -175,16 +176,21 @@ class _Session:
         self._check_cancel()  # cancellation starts no queued subject
         _libc()  # loaded here: the child between fork and exec must not import anything
         self.run.started_at = time.time()
-        self.proc = subprocess.Popen(
-            self.plan.argv(),
-            cwd=self.plan.workspace,
-            env=self.plan.env(),
-            stdin=subprocess.PIPE if self.plan.mode == "rpc" else subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,  # Ctrl-C reaches pytest only; we decide how pi ends
-            preexec_fn=_die_with_parent,
-        )
+        argv, env = self.plan.argv(), self.plan.env()
+        try:
+            self.proc = subprocess.Popen(
+                argv,
+                cwd=self.plan.workspace,
+                env=env,
+                stdin=subprocess.PIPE if self.plan.mode == "rpc" else subprocess.DEVNULL,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,  # Ctrl-C reaches pytest only; we decide how pi ends
+                preexec_fn=_die_with_parent,
+            )
+        except (OSError, ValueError, subprocess.SubprocessError) as exc:
+            # execve's refusal (E2BIG, ENOENT, EACCES, ENOEXEC), or a string no execve can take
+            raise _Fault(f"the host could not be started: {launch_failure(exc, argv, env)}") from None
         self.run.pid = self.proc.pid
         self.stream = _Stream(self.proc, self.run, self.observe, self.sink)
         self._deadline = time.monotonic() + self.safeguards.ceiling_seconds
@@ -303,6 +309,19 @@ def _die_with_parent() -> None:
             libc.prctl(1, signal.SIGKILL, 0, 0, 0)  # 1 = PR_SET_PDEATHSIG
     except (OSError, AttributeError):
         pass
+
+
+def launch_failure(exc: BaseException, argv: list[str], env: dict[str, str]) -> str:
+    """Why ``execve`` (or Python before it) refused to start *argv* with *env*, with the sizes
+    the kernel judged when it was E2BIG."""
+    if isinstance(exc, OSError) and exc.errno == errno.E2BIG:
+        strings = [*argv, *(f"{name}={value}" for name, value in env.items())]
+        longest = max((len(s.encode("utf-8", "surrogateescape")) + 1 for s in strings), default=0)
+        return (f"{exc} (argv and environment take {exec_size(argv, env)} bytes of this machine's ARG_MAX "
+                f"{arg_max()}; the longest string takes {longest} of the kernel's {MAX_ARG_STRLEN} per string)")
+    if isinstance(exc, ValueError) and not isinstance(exc, UnicodeError):
+        return f"its argv or environment holds a string no execve can take ({exc})"
+    return str(exc) or type(exc).__name__
 
 
 class _Fault(Exception):

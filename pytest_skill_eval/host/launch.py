@@ -11,7 +11,7 @@ import json
 import os
 import shutil
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from importlib import resources
 from pathlib import Path
 from typing import Any, Literal
@@ -70,14 +70,44 @@ def refuse_unsafe_tools(tools: Sequence[str]) -> None:
         raise LaunchRefused(f"tool list {list(tools)!r} names a tool twice")
 
 
+#: The kernel's limit on one argv or environment string, its closing NUL included
+#: (Linux ``MAX_ARG_STRLEN``, 32 pages of 4 KiB): ``execve`` refuses a longer one with E2BIG.
+MAX_ARG_STRLEN = 32 * 4096
+
+
+def fits_one_exec_string(text: str) -> bool:
+    """Whether *text* can be one argv or environment string: no NUL, at most
+    :data:`MAX_ARG_STRLEN` bytes with its NUL (``execve`` refuses anything else)."""
+    return "\x00" not in text and len(text.encode("utf-8", "surrogateescape")) < MAX_ARG_STRLEN
+
+
+def exec_size(argv: Sequence[str], env: Mapping[str, str]) -> int:
+    """Bytes ``execve`` counts against ``ARG_MAX``: the file name (``argv[0]``, an absolute
+    path here), every argv and ``NAME=value`` string with its NUL, and one pointer per string
+    (Linux ``bprm_stack_limits``; measured equal at the boundary with a real ``execve``)."""
+    strings = [*argv[:1], *argv, *(f"{name}={value}" for name, value in env.items())]
+    pointers = max(len(argv), 1) + len(env)
+    return sum(len(s.encode("utf-8", "surrogateescape")) + 1 for s in strings) + 8 * pointers
+
+
+def arg_max() -> int:
+    """This machine's ``ARG_MAX`` (``getconf ARG_MAX``: a quarter of the stack limit on Linux)."""
+    try:
+        return max(int(os.sysconf("SC_ARG_MAX")), MAX_ARG_STRLEN)
+    except (ValueError, OSError):
+        return MAX_ARG_STRLEN
+
+
 def launch_mode(description_prompt: bool, prompts: Sequence[str]) -> Mode:
     """JSON mode for a one-prompt description group, RPC otherwise.
 
     In JSON mode the prompt is a command-line argument, and pi reads a positional argument
     starting with ``@`` as a file to attach, even after ``--``: such a prompt is sent over
-    RPC instead, where pi takes it as text.
+    RPC instead, where pi takes it as text. So is a prompt that cannot be one argv string
+    (a NUL, or :data:`MAX_ARG_STRLEN` bytes or more), and :meth:`LaunchPlan.fitted` moves
+    a plan to RPC when its whole argv and environment would pass ``ARG_MAX``.
     """
-    if description_prompt and len(prompts) == 1 and not prompts[0].startswith("@"):
+    if description_prompt and len(prompts) == 1 and not prompts[0].startswith("@") and fits_one_exec_string(prompts[0]):
         return "json"
     return "rpc"
 
@@ -114,6 +144,14 @@ class LaunchPlan:
             why = reserved_reason(name)
             if why is not None:
                 raise LaunchRefused(f"environment variable {name!r} is reserved ({why})")
+
+    def fitted(self, limit: int | None = None) -> LaunchPlan:
+        """This plan, or in RPC mode when its JSON-mode argv and environment would not fit one
+        ``execve`` (:func:`exec_size` over *limit*, this machine's :func:`arg_max` by default):
+        a prompt of any size is delivered, over RPC's stdin when not as an argument."""
+        if self.mode != "json" or exec_size(self.argv(), self.env()) <= (limit if limit is not None else arg_max()):
+            return self
+        return replace(self, mode="rpc")
 
     def argv(self) -> list[str]:
         args = [
