@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_skill_eval import envpolicy, schemas
+from pytest_skill_eval.definitions.launchable import launch_string_problems
 from pytest_skill_eval.definitions.model import VARIANTS
 from pytest_skill_eval.errors import PathEscapeError, Problem
 from pytest_skill_eval.jsonpointer import escape as _escape
@@ -101,6 +102,7 @@ def check_group_document(doc: dict[str, Any]) -> list[Problem]:
     problems.extend(_tool_problems(doc))
     problems.extend(_expectation_problems(doc))
     problems.extend(_environment_problems(doc))
+    problems.extend(launch_string_problems(doc))
     return _unique(problems)
 
 

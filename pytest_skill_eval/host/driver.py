@@ -27,7 +27,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from pytest_skill_eval.host.launch import EMERGENCY_CEILING_S, MAX_ARG_STRLEN, LaunchPlan, arg_max, exec_size
+from pytest_skill_eval.execlimits import MAX_ARG_STRLEN, exec_size, exec_string_size
+from pytest_skill_eval.host.launch import EMERGENCY_CEILING_S, LaunchPlan, arg_max
 from pytest_skill_eval.host.process import kill_process_tree
 from pytest_skill_eval.host.protocol import (
     LineSplitter,
@@ -316,7 +317,7 @@ def launch_failure(exc: BaseException, argv: list[str], env: dict[str, str]) -> 
     the kernel judged when it was E2BIG."""
     if isinstance(exc, OSError) and exc.errno == errno.E2BIG:
         strings = [*argv, *(f"{name}={value}" for name, value in env.items())]
-        longest = max((len(s.encode("utf-8", "surrogateescape")) + 1 for s in strings), default=0)
+        longest = max((exec_string_size(s) for s in strings), default=0)
         return (f"{exc} (argv and environment take {exec_size(argv, env)} bytes of this machine's ARG_MAX "
                 f"{arg_max()}; the longest string takes {longest} of the kernel's {MAX_ARG_STRLEN} per string)")
     if isinstance(exc, ValueError) and not isinstance(exc, UnicodeError):

@@ -19,6 +19,7 @@ from typing import Any, Literal
 from pytest_skill_eval.definitions.rules import TOOL_NAME, UNSUPPORTED_TOOLS
 from pytest_skill_eval.envpolicy import reserved_reason
 from pytest_skill_eval.errors import LaunchRefused
+from pytest_skill_eval.execlimits import MAX_ARG_STRLEN, exec_size, fits_one_exec_string
 from pytest_skill_eval.host.install import HostInstallation
 
 #: Settings pinned in every private agent dir (see reference: retries would re-run turns).
@@ -68,26 +69,6 @@ def refuse_unsafe_tools(tools: Sequence[str]) -> None:
         raise LaunchRefused(f"native tool(s) {unguarded} would run unguarded")
     if len(set(tools)) != len(tools):
         raise LaunchRefused(f"tool list {list(tools)!r} names a tool twice")
-
-
-#: The kernel's limit on one argv or environment string, its closing NUL included
-#: (Linux ``MAX_ARG_STRLEN``, 32 pages of 4 KiB): ``execve`` refuses a longer one with E2BIG.
-MAX_ARG_STRLEN = 32 * 4096
-
-
-def fits_one_exec_string(text: str) -> bool:
-    """Whether *text* can be one argv or environment string: no NUL, at most
-    :data:`MAX_ARG_STRLEN` bytes with its NUL (``execve`` refuses anything else)."""
-    return "\x00" not in text and len(text.encode("utf-8", "surrogateescape")) < MAX_ARG_STRLEN
-
-
-def exec_size(argv: Sequence[str], env: Mapping[str, str]) -> int:
-    """Bytes ``execve`` counts against ``ARG_MAX``: the file name (``argv[0]``, an absolute
-    path here), every argv and ``NAME=value`` string with its NUL, and one pointer per string
-    (Linux ``bprm_stack_limits``; measured equal at the boundary with a real ``execve``)."""
-    strings = [*argv[:1], *argv, *(f"{name}={value}" for name, value in env.items())]
-    pointers = max(len(argv), 1) + len(env)
-    return sum(len(s.encode("utf-8", "surrogateescape")) + 1 for s in strings) + 8 * pointers
 
 
 def arg_max() -> int:

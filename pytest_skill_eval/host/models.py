@@ -11,6 +11,7 @@ scripted stand-in is used only when a group names ``scripted/<name>``.
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from pytest_skill_eval.definitions.model import Group
 from pytest_skill_eval.errors import ScriptError
+from pytest_skill_eval.paths import check_relative
 
 if TYPE_CHECKING:
     from pytest_skill_eval.scripted.server import ScriptedModelServer
@@ -76,6 +78,9 @@ class ModelRouter:
         """``scripts/<name>.json`` beside the group file or in any directory up to the root."""
         if self.scripts is not None:
             return self.scripts(group, name)
+        problem = check_relative(name)
+        if problem is not None:  # the loader refuses it too; a Group built without it may not
+            raise ScriptError(f"model 'scripted/{name}' names no script below scripts/: {problem}")
         tried: list[Path] = []
         here = group.path.resolve().parent
         while True:
@@ -86,10 +91,20 @@ class ModelRouter:
         tried += [d / f"{name}.json" for d in self.script_dirs]
         for candidate in tried:
             if candidate.is_file():
-                return candidate
+                return self._contained(candidate, name)
         raise ScriptError(
             f"no script for model 'scripted/{name}': looked for " + ", ".join(str(p) for p in tried)
         )
+
+    def _contained(self, candidate: Path, name: str) -> Path:
+        """*candidate* if it resolves inside the definition root or a configured script
+        directory (a symlink may not lead a definition's script anywhere else)."""
+        real = Path(os.path.realpath(candidate))
+        roots = [self.root, *(Path(os.path.realpath(d)) for d in self.script_dirs)]
+        if any(real.is_relative_to(r) for r in roots):
+            return candidate
+        raise ScriptError(f"the script of model 'scripted/{name}', {candidate}, resolves to {real}, outside the "
+                          f"definition root {self.root}")
 
     def server(self) -> ScriptedModelServer:
         with self._lock:

@@ -7,14 +7,21 @@ the variant ``invalid``.
 
 from __future__ import annotations
 
+import difflib
+import json
 import os
 import posixpath
 import shutil
 import stat
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from pytest_skill_eval.errors import SourceError
+from pytest_skill_eval.paths import unsafe_character
+
+if TYPE_CHECKING:
+    import git
 
 _GIT_TREE, _GIT_FILE, _GIT_EXEC, _GIT_LINK, _GIT_SUBMODULE = 0o040000, 0o100644, 0o100755, 0o120000, 0o160000
 
@@ -85,6 +92,39 @@ def copy_working_tree(root: Path, rel: str, dest: Path) -> None:
                 raise SourceError(f"{rel}: {entry.relative_to(real_src)} is not a regular file or directory")
 
 
+def resolve_commit(repo: git.Repo, ref: str) -> git.Commit:
+    """The commit *ref* names in *repo* (GitPython's reading of Git's revision syntax), or a
+    SourceError saying it does not resolve, with the nearest branch and tag names.
+
+    GitPython refuses forms it does not read with other exceptions than ``BadName``: a
+    date or ``@{upstream}`` (NotImplementedError, BadName), a reflog index past the log
+    (IndexError), a tree, blob or tag (ValueError), ``^main`` (ValueError); each is this
+    one error, never a crash. A ref with a control character is refused before GitPython
+    sees it (a newline would reach ``git cat-file --batch-check`` as a second request).
+    """
+    unsafe = unsafe_character(ref)
+    if unsafe is not None:
+        raise SourceError(f"git source: ref {ref!r} does not resolve to a commit "
+                          f"(a Git revision holds no control characters; found {unsafe})")
+    try:
+        commit = repo.commit(ref)
+        commit.tree  # noqa: B018 - a well-formed name of no stored object (forty zeros) fails here
+    except Exception as exc:  # noqa: BLE001 - GitPython raises BadName, ValueError, IndexError, NotImplementedError, ...
+        why = f"GitPython does not read this form: {exc}" if isinstance(exc, NotImplementedError) else str(exc)
+        raise SourceError(f"git source: ref {ref!r} does not resolve to a commit ({why}){_nearest(repo, ref)}") from None
+    return commit
+
+
+def _nearest(repo: git.Repo, ref: str) -> str:
+    """`` (nearest names: "main", "v1")`` from the repository's branches and tags, or ``""``."""
+    try:
+        names = [r.name for r in repo.refs]
+    except Exception:  # noqa: BLE001 - a suggestion is never worth a crash
+        return ""
+    close = difflib.get_close_matches(ref, names, n=3, cutoff=0.5)
+    return f" (nearest names: {', '.join(json.dumps(n) for n in close)})" if close else ""
+
+
 class GitSource:
     """One exact commit of the repository that holds the definition root."""
 
@@ -95,10 +135,7 @@ class GitSource:
             self.repo = git.Repo(root, search_parent_directories=True)
         except (git.InvalidGitRepositoryError, git.NoSuchPathError):
             raise SourceError(f"git source {ref!r}: {root} is not inside a Git repository") from None
-        try:
-            self.commit = self.repo.commit(ref)
-        except (git.BadName, ValueError, git.GitCommandError) as exc:
-            raise SourceError(f"git source: ref {ref!r} does not resolve to a commit ({exc})") from None
+        self.commit = resolve_commit(self.repo, ref)
         self.ref = ref
         worktree = Path(self.repo.working_tree_dir or root).resolve()
         # declared paths are relative to the definition root; the tree is relative to the repo top

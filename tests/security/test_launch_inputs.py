@@ -17,16 +17,10 @@ from typing import Any, cast
 
 import pytest
 
+from pytest_skill_eval.execlimits import MAX_ARG_STRLEN, exec_size, fits_one_exec_string
 from pytest_skill_eval.host.driver import run_json, run_rpc
 from pytest_skill_eval.host.install import HostInstallation
-from pytest_skill_eval.host.launch import (
-    MAX_ARG_STRLEN,
-    LaunchPlan,
-    arg_max,
-    exec_size,
-    fits_one_exec_string,
-    launch_mode,
-)
+from pytest_skill_eval.host.launch import LaunchPlan, arg_max, launch_mode
 
 SKILL = "---\nname: target\ndescription: Target skill for launch tests.\n---\nBody.\n"
 #: more than the kernel takes as one argument (131072 bytes with its NUL)
