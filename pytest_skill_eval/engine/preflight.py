@@ -166,7 +166,25 @@ def environment_findings(group: Group, ctx: PreflightContext) -> list[Finding]:
         return []
     return [Finding(False, f"inherit {group.runtime.environment.inherit[i]}", f"{message} (the variants would be invalid)",
                     f"/runtime/environment/inherit/{i}")
-            for i, message in inherit_problems(group, ctx.env)]
+            for i, message in inherit_problems(group, ctx.env)] + _exec_size_findings(group, ctx)
+
+
+def _exec_size_findings(group: Group, ctx: PreflightContext) -> list[Finding]:
+    """The environment a run would hand pi, against this machine's ``ARG_MAX``: over it,
+    ``execve`` refuses to start pi (E2BIG) and both variants would be infrastructure-failed."""
+    from pytest_skill_eval.execlimits import exec_size
+    from pytest_skill_eval.host.launch import arg_max
+
+    environment = group.runtime.environment
+    env = {**dict(environment.literal), **{n: ctx.env[n] for n in environment.inherit if n in ctx.env}}
+    if not env:
+        return []
+    size, limit = exec_size([], env), arg_max()
+    if size <= limit:
+        return []
+    return [Finding(False, "environment", f"the literal and inherited variables take {size} bytes, over this machine's "
+                    f"ARG_MAX of {limit} (getconf ARG_MAX): the kernel would refuse to start pi (E2BIG) and the "
+                    "variants would be infrastructure-failed; put long texts in fixture files", "/runtime/environment")]
 
 
 # -- sources -------------------------------------------------------------------------------

@@ -217,3 +217,23 @@ def test_a_group_built_without_the_loader_still_cannot_name_a_script_outside(tmp
     (tmp_path / "secret.json").write_text("{}")
     with pytest.raises(ScriptError, match="names no script below scripts/"):
         ModelRouter(tmp_path).find_script(group, "../../secret")
+
+
+def test_check_names_an_environment_over_this_machines_arg_max(tmp_path: Path) -> None:
+    """Each value fits and the total is under what any kernel could take, but not under this
+    machine's ARG_MAX: the pre-run check says the run would be infrastructure-failed."""
+    from pytest_skill_eval.host.launch import arg_max
+
+    path = _scripted_group(tmp_path, "openai/gpt-4o")
+    doc = json.loads(path.read_text())
+    doc["runtime"]["environment"]["literal"] = {f"BULK_{i}": "v" * 100_000 for i in range(arg_max() // 100_000 + 1)}
+    write_json(path, doc)
+    load_group(path, tmp_path)  # it loads: the limit is this machine's, not the definition's
+    report, ok = check_path(path.relative_to(tmp_path), tmp_path)
+    assert not ok
+    (line,) = [line for line in report.splitlines() if "environment" in line and "ARG_MAX" in line]
+    assert "/runtime/environment" in line and f"over this machine's ARG_MAX of {arg_max()}" in line
+    assert "infrastructure-failed" in line
+    doc["runtime"]["environment"]["literal"] = {"SMALL": "v"}
+    write_json(path, doc)
+    assert "ARG_MAX" not in check_path(path.relative_to(tmp_path), tmp_path)[0]
