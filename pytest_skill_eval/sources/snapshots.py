@@ -11,6 +11,7 @@ import difflib
 import json
 import os
 import posixpath
+import re
 import shutil
 import stat
 from dataclasses import dataclass
@@ -92,6 +93,9 @@ def copy_working_tree(root: Path, rel: str, dest: Path) -> None:
                 raise SourceError(f"{rel}: {entry.relative_to(real_src)} is not a regular file or directory")
 
 
+_REFLOG_INDEX = re.compile(r"@\{(\d+)\}")
+
+
 def resolve_commit(repo: git.Repo, ref: str) -> git.Commit:
     """The commit *ref* names in *repo* (GitPython's reading of Git's revision syntax), or a
     SourceError saying it does not resolve, with the nearest branch and tag names.
@@ -106,6 +110,9 @@ def resolve_commit(repo: git.Repo, ref: str) -> git.Commit:
     if unsafe is not None:
         raise SourceError(f"git source: ref {ref!r} does not resolve to a commit "
                           f"(a Git revision holds no control characters; found {unsafe})")
+    huge = next((m.group(1) for m in _REFLOG_INDEX.finditer(ref) if int(m.group(1)) >= 2**31), None)
+    if huge is not None:  # GitPython wraps such an index around and answers with the ref itself
+        raise SourceError(f"git source: ref {ref!r} does not resolve to a commit (Invalid revlog index: {huge})")
     try:
         commit = repo.commit(ref)
         commit.tree  # noqa: B018 - a well-formed name of no stored object (forty zeros) fails here

@@ -67,6 +67,9 @@ REFUSED = {
     # reflog indexes past the log, previous checkouts that never happened: IndexError
     "main@{5}": "Invalid revlog index",
     "@{-99}": "Invalid previous checkout selector",
+    # (GitPython wraps an index of 2**31 or more around to the ref itself; Git refuses it)
+    "HEAD@{2147483648}": "Invalid revlog index: 2147483648",
+    "main@{18446744073709551616}": "Invalid revlog index",
     # a previous-checkout form with a ref: ValueError
     "HEAD@{-1}": "Previous checkout selectors do not take an explicit ref",
     # trees, blobs and tags are no commits: ValueError
