@@ -67,7 +67,11 @@ def _suite(root: Path, refs: list[str]) -> None:
 
 
 def _result(root: Path) -> Path:
+    """The one stored result; it renders (``skill-eval view``) whatever its runs hold."""
+    from pytest_skill_eval.commands.view import render
+
     (result,) = [p for p in (root / ".skill-eval" / "runs").iterdir() if p.is_dir()]
+    assert "== group 1 " in render(str(result), root)
     return result
 
 
