@@ -196,7 +196,7 @@ def test_a_script_reached_through_a_symlink_out_of_the_root_is_refused(tmp_path:
     report, ok = check_path(path.relative_to(root), root)
     assert not ok
     assert "/model/model" in report and "outside the definition root" in report
-    # a directory the user configured is trusted, links into it included
+    # a script directory the API caller configured is trusted, links into it included
     assert ModelRouter(root, [tmp_path]).find_script(group, "demo") == root / "groups" / "scripts" / "demo.json"
     # a whole scripts/ directory linked out of the root is the same escape
     (root / "groups" / "scripts" / "demo.json").unlink()
