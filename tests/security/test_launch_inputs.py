@@ -16,6 +16,8 @@ from pathlib import Path
 from typing import Any, cast
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from pytest_skill_eval.execlimits import MAX_ARG_STRLEN, exec_size, fits_one_exec_string
 from pytest_skill_eval.host.driver import run_json, run_rpc
@@ -273,3 +275,42 @@ def test_an_environment_execve_refuses_fails_that_group_and_the_next_one_runs(ro
         assert f"ARG_MAX {arg_max()}" in run["reason"]
         assert _run(res, 2, "after", variant)["state"] == "complete"
     assert json.loads((res / "result.json").read_text())["state"] == "partially-complete"
+
+
+# --------------------------------------------------------------------------- if it loads, execve takes it
+
+
+_FILL = st.sampled_from(["v", "é", "😀", "\x00", "=", " ", "\n"])
+
+
+@st.composite
+def _sized_text(draw: st.DrawFn) -> str:
+    """Text around the kernel's per-string limit, sometimes with a NUL somewhere."""
+    size = draw(st.sampled_from([0, 1, 1000, MAX_ARG_STRLEN // 4 - 10, MAX_ARG_STRLEN // 2 - 3,
+                                 MAX_ARG_STRLEN - 20, MAX_ARG_STRLEN - 12, MAX_ARG_STRLEN - 1, MAX_ARG_STRLEN]))
+    text = draw(_FILL) * size
+    if draw(st.booleans()):
+        at = draw(st.integers(0, len(text)))
+        text = text[:at] + draw(_FILL) + text[at:]
+    return text
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(values=st.lists(_sized_text(), min_size=0, max_size=3), model=_sized_text(),
+       provider=st.sampled_from(["openai", "scripted", "a\x00b"]))
+def test_a_definition_that_loads_is_one_execve_takes(tmp_path: Path, values: list[str], model: str, provider: str) -> None:
+    """Literal values and the model name drawn around the limits, with NULs: whenever the
+    loader accepts the document, a real execve of its launch plan succeeds."""
+    from pytest_skill_eval.definitions.loading import group_from_document
+    from pytest_skill_eval.definitions.rules import check_group_document
+    doc = json.loads((Path(__file__).parents[1] / "definitions" / "valid" / "spec-runtime.json").read_text())
+    doc["runtime"]["environment"]["literal"] = {f"V{i}": value for i, value in enumerate(values)}
+    doc["model"] = {"model": f"{provider}/{model}"}
+    if check_group_document(doc):
+        return  # refused with a located error: nothing launches
+    group = group_from_document(tmp_path / "g.json", doc)
+    assert group.model is not None
+    true = Path("/bin/true")
+    plan = _plan(tmp_path, HostInstallation(node=true, cli=true, version="1.6.0", managed=False), mode="rpc",
+                 provider=group.model.provider, model=group.model.model_id, literal_env=group.runtime.environment.literal)
+    subprocess.run(plan.argv(), env=plan.env(), check=True)
