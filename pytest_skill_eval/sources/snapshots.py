@@ -8,6 +8,7 @@ the variant ``invalid``.
 from __future__ import annotations
 
 import difflib
+import errno
 import json
 import os
 import posixpath
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
     import git
 
 _GIT_TREE, _GIT_FILE, _GIT_EXEC, _GIT_LINK, _GIT_SUBMODULE = 0o040000, 0o100644, 0o100755, 0o120000, 0o160000
+#: Links followed in one chain before it counts as a loop (Linux MAXSYMLINKS).
+_MAX_SYMLINKS = 40
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,8 +66,66 @@ def not_found_message(root: Path, rel: str) -> str:
     return message
 
 
+#: What reading a declared working-tree path can fail with because of the path or the tree
+#: itself (too long, a link loop, no permission, a file used as a directory): the variant's
+#: problem, not the evaluator's; anything else (a full disk) stays an OSError.
+_SOURCE_ERRNOS = frozenset({errno.ENAMETOOLONG, errno.ELOOP, errno.EACCES, errno.EPERM, errno.ENOTDIR,
+                            errno.EISDIR, errno.ENOENT})
+
+
 def copy_working_tree(root: Path, rel: str, dest: Path) -> None:
-    """Copy ``root/rel`` (file or directory) to *dest*, refusing escapes and odd entries."""
+    """Copy ``root/rel`` (file or directory) to *dest*, refusing escapes and odd entries.
+
+    A path the file system will not read (longer than it takes, a symlink loop, no
+    permission) is a SourceError naming it, so the variant is ``invalid`` with the reason
+    instead of the run stopping as if evidence could not be written.
+    """
+    shown = rel if len(rel) <= 120 else f"{rel[:100]}… ({len(rel.encode())} bytes)"
+    try:
+        _copy_working_tree(root, rel, dest)
+    except OSError as exc:
+        if exc.errno not in _SOURCE_ERRNOS:
+            raise
+        why = exc.strerror
+    except RecursionError:  # os.walk recurses per level (Python < 3.12)
+        why = "it nests directories deeper than a snapshot follows"
+    except RuntimeError as exc:  # pathlib's resolve() on a symlink loop (Python < 3.13)
+        if not str(exc).startswith("Symlink loop"):
+            raise
+        why = str(exc)
+    else:
+        return
+    remove_tree(dest)
+    raise SourceError(f"{shown}: cannot be read from the working tree: {why}")
+
+
+def remove_tree(top: Path) -> None:
+    """Remove *top* however deep it nests: level by level on an explicit stack, where
+    ``shutil.rmtree`` recurses once per level and fails past Python's recursion limit."""
+    stack = [str(top)]
+    while stack:
+        here = stack[-1]
+        try:
+            entries = list(os.scandir(here))
+        except FileNotFoundError:
+            stack.pop()
+            continue
+        except NotADirectoryError:
+            os.unlink(here)
+            stack.pop()
+            continue
+        subdirs = [e.path for e in entries if e.is_dir(follow_symlinks=False)]
+        for entry in entries:
+            if not entry.is_dir(follow_symlinks=False):
+                os.unlink(entry.path)
+        if subdirs:
+            stack.extend(subdirs)
+        else:
+            os.rmdir(here)
+            stack.pop()
+
+
+def _copy_working_tree(root: Path, rel: str, dest: Path) -> None:
     src = _contained(root, rel)
     if not src.exists():
         raise SourceError(not_found_message(root, rel))
@@ -160,9 +221,20 @@ class GitSource:
             obj = self.commit.tree / path
         except KeyError:
             raise SourceError(f"{rel}: not found in commit {self.commit.hexsha[:12]} (ref {self.ref!r})") from None
-        self._materialise(obj, dest, rel, path)
+        try:
+            self._materialise(obj, dest, rel, path)
+        except RecursionError:
+            why = "nests directories deeper than a snapshot follows"
+        except OSError as exc:
+            if exc.errno != errno.ENAMETOOLONG:
+                raise
+            why = f"holds a path longer than the file system takes ({exc.strerror})"
+        else:
+            return
+        remove_tree(dest)  # what was written so far: too deep for shutil.rmtree, which recurses
+        raise SourceError(f"{rel}: {why}")
 
-    def _materialise(self, obj: object, dest: Path, rel: str, top: str) -> None:
+    def _materialise(self, obj: object, dest: Path, rel: str, top: str, followed: frozenset[str] = frozenset()) -> None:
         if getattr(obj, "type", None) == "submodule":
             raise SourceError(f"{rel}: {obj.path} is a submodule (unsupported Git entry)")  # type: ignore[attr-defined]
         mode = obj.mode  # type: ignore[attr-defined]
@@ -185,7 +257,10 @@ class GitSource:
                 raise SourceError(f"{rel}: {obj.path} is a dangling symlink") from None  # type: ignore[attr-defined]
             if linked.mode == _GIT_TREE:
                 raise SourceError(f"{rel}: {obj.path} is a symlink to a directory (unsupported)")  # type: ignore[attr-defined]
-            self._materialise(linked, dest, rel, top)
+            if where in followed or len(followed) >= _MAX_SYMLINKS:  # a -> b -> a never ends at a file
+                raise SourceError(f"{rel}: {obj.path} is a symlink loop (or a chain of more than "  # type: ignore[attr-defined]
+                                  f"{_MAX_SYMLINKS} links, which the kernel would not follow either)")
+            self._materialise(linked, dest, rel, top, followed | {where})
         elif mode == _GIT_SUBMODULE:
             raise SourceError(f"{rel}: {obj.path} is a submodule (unsupported Git entry)")  # type: ignore[attr-defined]
         else:

@@ -314,3 +314,24 @@ def test_a_definition_that_loads_is_one_execve_takes(tmp_path: Path, values: lis
     plan = _plan(tmp_path, HostInstallation(node=true, cli=true, version="1.6.0", managed=False), mode="rpc",
                  provider=group.model.provider, model=group.model.model_id, literal_env=group.runtime.environment.literal)
     subprocess.run(plan.argv(), env=plan.env(), check=True)
+
+
+@pytest.mark.pi
+def test_a_skill_path_the_file_system_will_not_open_fails_that_variant_and_the_next_group_runs(
+        root: pytest.Pytester) -> None:
+    """Today: ENAMETOOLONG escapes as "evidence could not be persisted" and stops the session."""
+    _suite(root.path, [_group(root.path, "longpath", ["Hi. TAIL-1"]), _group(root.path, "after", ["Short. TAIL-1"])])
+    path = root.path / "groups" / "longpath.json"
+    group = json.loads(path.read_text())
+    group["variants"]["baseline"].update(skills=["/".join(["a" * 200] * 25)], target=0)
+    path.write_text(json.dumps(group))
+    result = root.runpytest_subprocess("--skill-eval", "groups/suite.json", "-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1, errors=1)
+    assert "evidence could not be persisted" not in result.stdout.str()
+    res = _result(root.path)
+    baseline = _run(res, 1, "longpath", "baseline")
+    assert baseline["state"] == "invalid"
+    assert baseline["reason"].endswith(": cannot be read from the working tree: File name too long")
+    assert _run(res, 1, "longpath", "candidate")["state"] == "complete"
+    assert _run(res, 2, "after", "candidate")["state"] == "complete"
+    assert (res / "result.json").exists()
