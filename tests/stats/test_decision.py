@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fractions import Fraction
+from pathlib import Path
 
 import pytest
 from scipy import stats
@@ -172,3 +173,20 @@ def test_false_flip_rates() -> None:
     assert flip_rate([]).text() == "no pairs" and flip_rate([]).rate is None
     d = decide([trials("drop", 10, 9, 2), trials("same", 10, 5, 5)])
     assert (decision_flips(d).flips, decision_flips(d).pairs) == (1, 2)
+
+
+def test_the_lines_docs_statistics_shows_are_the_ones_the_core_writes() -> None:
+    docs = (Path(__file__).parents[2] / "docs" / "statistics.md").read_text(encoding="utf-8")
+    family = decide([trials("drop", 10, 9, 2), trials("some", 10, 3, 5), trials("c", 10, 5, 5), trials("d", 10, 5, 5)])
+    at_floor = [trials("a", 10, 3, 8, cand_missing=2), trials("b", 10, 3, 9, base_missing=3),
+                trials("z", 10, 1, 1, cand_missing=5), *[trials(f"c{i}", 10, 5, 5) for i in range(3)]]
+    lines = [
+        decide(suite_of(9, 0, 3)).line(), decide(suite_of(3, 1, 12)).line(), decide(suite_of(0, 0, 40)).line(),
+        decide([trials(f"c{i}", 5, 1, 4) for i in range(6)] + [trials("t", 5, 2, 2)]).line(),
+        decide(at_floor).line(),
+        family.comparisons[0].line(family.rules), family.comparisons[1].line(family.rules),
+        decide([single("x", False, True)]).comparisons[0].line(DecisionRules()),
+        decide(at_floor).comparisons[1].line(DecisionRules()),
+    ]
+    for line in lines:
+        assert f"\n{line}\n" in docs, line
