@@ -156,17 +156,17 @@ def sign_test_power(cases: Sequence[tuple[float, float]], alpha: float) -> float
     The exact distribution of (positives, negatives) is built case by case (ties add to
     neither), then summed over the pairs the test rejects.
     """
-    # dist[pos][neg]
+    # dist[pos][neg] after i cases: row pos holds neg = 0 .. i - pos (the triangle pos + neg <= i)
     dist: list[list[float]] = [[1.0]]
     for plus, minus in cases:
         tie = max(0.0, 1.0 - plus - minus)
-        grown = [[0.0] * (len(dist) + 1) for _ in range(len(dist) + 1)]
-        for pos, row in enumerate(dist):
-            for neg, prob in enumerate(row):
-                if prob:
-                    grown[pos][neg] += prob * tie
-                    grown[pos + 1][neg] += prob * plus
-                    grown[pos][neg + 1] += prob * minus
+        zeros = [0.0] * (len(dist) + 1)
+        grown = []
+        for pos in range(len(dist) + 1):
+            same = dist[pos] + [0.0] if pos < len(dist) else zeros[:1]  # this case a tie
+            shifted = [0.0] + dist[pos] if pos < len(dist) else zeros[:1]  # this case negative
+            below = dist[pos - 1] if pos else zeros[:len(same)]  # this case positive
+            grown.append([t * tie + m * minus + b * plus for t, m, b in zip(same, shifted, below, strict=True)])
         dist = grown
     power = 0.0
     for pos, row in enumerate(dist):

@@ -139,6 +139,13 @@ def test_the_suite_compares_equally_many_graded_trials_per_arm() -> None:
     assert (c.balanced_trials, c.balanced_baseline_passes) == (9, 3)
     assert c.balanced_difference == Fraction(2 - 3, 9)
     assert ComparisonEvidence("s", (True,), (False,)).balanced_difference == -1
+    # the suite counts the balanced sign: 0/9 -> 1/10 is higher over all graded trials but a
+    # tie over the first 9 of each arm
+    lean = ComparisonEvidence("lean", (False,) * 9 + (None,), (False,) * 9 + (True,))
+    assert lean.difference is not None and lean.difference > 0 and lean.balanced_difference == 0
+    d = decide([lean, trials("up", 10, 2, 8)])
+    assert (d.higher, d.lower, d.ties) == (1, 0, 1)
+    assert d.comparisons[0].line(d.rules).startswith("underpowered: 0/9 -> 1/10, p = 1")
 
 
 def test_trials_wording_and_mixed_plans() -> None:

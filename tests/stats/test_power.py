@@ -59,6 +59,14 @@ def test_the_rejection_region_is_the_tables_scipys_fisher_test_rejects() -> None
                 assert list(region[x]) == expected, (n_base, n_cand, alpha, x)
 
 
+def test_a_p_value_equal_to_alpha_rejects() -> None:
+    # n_b = n_c = 3 with 3 passes in all: the tables 0/3 -> 3/3 and 3/3 -> 0/3 have p = 2/20 = 0.1
+    assert stats.fisher_exact([[0, 3], [3, 0]]).pvalue == pytest.approx(0.1)
+    region = fisher_rejection_region(3, 3, 0.1)
+    assert (region[0], region[3]) == ((3,), (0,))
+    assert fisher_power(3, 3, 0.0, 1.0, 0.1) == 1.0
+
+
 def test_fisher_power_matches_scipys_pmf_summed_over_scipys_rejection_region() -> None:
     for n_base, n_cand in ((5, 5), (10, 10), (10, 8), (20, 20), (7, 13), (30, 25)):
         for p_base, p_cand in ((0.5, 0.5), (0.3, 0.9), (0.9, 0.2), (0.4, 0.6), (0.0, 0.5), (1.0, 0.8)):
