@@ -17,6 +17,7 @@ from pytest_skill_eval.decision import (
     evidence_flips,
     flip_rate,
     holm,
+    signed_rank_exact,
 )
 
 
@@ -165,6 +166,20 @@ def test_rules_and_evidence_refuse_bad_values_with_what_was_found() -> None:
         ComparisonEvidence("c", (True, False), (True,))
     with pytest.raises(ValueError, match=r"comparison c: candidate trial 2: expected true \(pass\), false \(fail\) or None \(not graded\), found 1"):
         ComparisonEvidence("c", (True, False), (True, 1))  # type: ignore[arg-type]
+    # numbers read back from a stored record can be anything JSON or Python allows
+    for bad in (float("nan"), float("inf"), -0.1):
+        with pytest.raises(ValueError, match="alpha: expected a number strictly between 0 and 1"):
+            DecisionRules(alpha=bad)
+        with pytest.raises(ValueError, match="minimum effect: expected a rate difference above 0 and at most 0.5"):
+            DecisionRules(min_effect=bad)
+    with pytest.raises(ValueError, match="target power: expected a number strictly between 0 and 1, found nan"):
+        DecisionRules(target_power=float("nan"))
+    with pytest.raises(ValueError, match="comparison c: expected one outcome per planned trial in each arm, found 0"):
+        ComparisonEvidence("c", (), ())
+    with pytest.raises(ValueError, match=r"baseline trial 1: .* found 'pass'"):
+        ComparisonEvidence("c", ("pass",), (True,))  # type: ignore[arg-type]
+    with pytest.raises(ValueError):
+        signed_rank_exact([float("nan")])  # type: ignore[list-item]
     with pytest.raises(ValueError, match="expected each comparison once, found a more than once"):
         decide([single("a", True, True), single("a", True, False)])
 
