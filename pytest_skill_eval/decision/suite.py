@@ -23,6 +23,7 @@ formulas and references.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from fractions import Fraction
@@ -278,8 +279,7 @@ def decide_comparisons(cases: Sequence[ComparisonEvidence], rules: DecisionRules
 def decide(cases: Sequence[ComparisonEvidence], rules: DecisionRules | None = None) -> SuiteDecision:
     """The decision per comparison and for the suite (see the module docstring for the rules)."""
     rules = rules or DecisionRules()
-    ids = [c.id for c in cases]
-    duplicates = sorted({i for i in ids if ids.count(i) > 1})
+    duplicates = sorted(cid for cid, n in Counter(c.id for c in cases).items() if n > 1)
     if duplicates:
         raise ValueError(f"expected each comparison once, found {', '.join(duplicates)} more than once")
     comparisons = decide_comparisons(cases, rules)

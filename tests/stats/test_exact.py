@@ -4,7 +4,8 @@
 - the signed-rank test against ``scipy.stats.wilcoxon(method="exact")`` where scipy's exact
   distribution applies (no zeros, no tied magnitudes), and elsewhere against a brute-force
   enumeration of every sign assignment over scipy's ``rankdata`` mid-ranks;
-- Fisher's exact test against ``scipy.stats.fisher_exact`` over a grid of tables.
+- Fisher's exact test against ``scipy.stats.fisher_exact`` over a grid of tables, and the Wilson
+  interval against ``binomtest(...).proportion_ci(method="wilson")``.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import pytest
 from scipy import stats
 
 from pytest_skill_eval.decision import fisher_exact, mcnemar_exact, sign_test, signed_rank_exact
+from pytest_skill_eval.stats import wilson_interval
 
 
 def test_sign_test_matches_scipy_binomtest_over_a_grid() -> None:
@@ -107,3 +109,13 @@ def test_fisher_matches_scipy_over_a_grid() -> None:
         table = [rng.randint(0, 40) for _ in range(4)]
         expected = stats.fisher_exact([table[:2], table[2:]]).pvalue
         assert fisher_exact(*table) == pytest.approx(expected, rel=1e-9), table
+
+
+def test_wilson_interval_matches_scipy_over_a_grid() -> None:
+    # the interval every rate and false-flip rate is shown with
+    for n in range(1, 41):
+        for k in range(n + 1):
+            interval = wilson_interval(k, n)
+            expected = stats.binomtest(k, n).proportion_ci(confidence_level=0.95, method="wilson")
+            assert interval is not None
+            assert (interval.low, interval.high) == pytest.approx((expected.low, expected.high), rel=1e-9, abs=1e-12)
