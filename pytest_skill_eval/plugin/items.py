@@ -25,6 +25,7 @@ from pytest_skill_eval.plugin.session import (
     SkillEvalSession,
 )
 from pytest_skill_eval.policy import STATUS_PROPERTY, Judgement
+from pytest_skill_eval.render.text import neutralise
 
 if TYPE_CHECKING:
     from pytest_skill_eval.engine.preflight import PreflightContext
@@ -104,7 +105,7 @@ class SkillEvalFile(pytest.File):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
         if isinstance(excinfo.value, SkillEvalError):
-            return str(excinfo.value)
+            return neutralise(str(excinfo.value))
         return super().repr_failure(excinfo)
 
 
@@ -212,7 +213,7 @@ class SkillEvalItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, SkillEvalError):
-            return str(excinfo.value)
+            return neutralise(str(excinfo.value))
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int, str]:
@@ -259,7 +260,7 @@ class BrokenGroupItem(pytest.Item):
         raise self.error
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        return str(excinfo.value)
+        return neutralise(str(excinfo.value))
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.lineno, f"invalid group definition {self.name}"
