@@ -87,7 +87,8 @@ class ResultEvidence(TypedDict):
 
 
 def _problem_lines(problems: Iterable[str], indent: int) -> list[str]:
-    return [f"{' ' * indent}problem    {escape_path(p)}" for p in problems]
+    # a located message whose found value is already JSON-quoted: not escaped a second time
+    return [f"{' ' * indent}problem    {_text(p)}" for p in problems]
 
 
 def _field(label: str, value: str, indent: int, width: int = 10) -> list[str]:
@@ -162,7 +163,7 @@ def render_group(group: GroupEvidence, variant: str | None = None) -> list[str]:
     if isinstance(data, InvalidGroupRecord) and data.definition_errors:
         # a suite entry whose group file could not be loaded: no run, no grade
         lines.append(f"definition {escape_path(data.ref)} is invalid")
-        lines += [f"  {escape_path(problem)}" for problem in data.definition_errors]
+        lines += [f"  {_text(problem)}" for problem in data.definition_errors]
     trials = data.trials if isinstance(data, GroupRecord) else None
     if trials is not None:
         lines += render_aggregate(group.get("aggregate"), variant, trials.planned)
