@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, get_args
 
 from pytest_skill_eval.grading.results import ComparisonResult, ExpectationResult, GradeError
-from pytest_skill_eval.render.text import neutralise
+from pytest_skill_eval.safe_text import neutralise
 from pytest_skill_eval.usage import UNAVAILABLE, VariantUsage, cost_text, tokens_text, usage_lines, usage_properties
 
 if TYPE_CHECKING:
@@ -375,7 +375,7 @@ class Verdict:
 
 
 def one_line(text: str) -> str:
-    """*text* on one line and safe to print: :func:`~.render.text.neutralise` with tab, CR and
+    """*text* on one line and safe to print: :func:`~.safe_text.neutralise` with tab, CR and
     LF as ``\\t``, ``\\r``, ``\\n``. The backslash is left alone, so an excerpt a grade already
     escaped (``"a\\nb"``) is shown as it is, never as ``\\\\n``."""
     return neutralise(text, one_line=True)

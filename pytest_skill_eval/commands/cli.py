@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_skill_eval.errors import SkillEvalError
-from pytest_skill_eval.render.text import neutralise
+from pytest_skill_eval.safe_text import neutralise
 
 
 def _positive(raw: str) -> int:

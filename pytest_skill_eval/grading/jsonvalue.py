@@ -8,7 +8,7 @@ from typing import Any
 
 from pytest_skill_eval.errors import MalformedJSON, show
 from pytest_skill_eval.jsonpointer import parse as parse_pointer
-from pytest_skill_eval.render.text import neutralise
+from pytest_skill_eval.safe_text import neutralise
 
 __all__ = ["MalformedJSON", "parse_document", "parse_pointer", "show"]
 

@@ -32,7 +32,7 @@ from pytest_skill_eval.plugin.session import (
     SkillEvalSession,
 )
 from pytest_skill_eval.policy import FAIL_ON_CHOICES
-from pytest_skill_eval.render.text import neutralise
+from pytest_skill_eval.safe_text import neutralise
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -25,7 +25,7 @@ from pytest_skill_eval.plugin.session import (
     SkillEvalSession,
 )
 from pytest_skill_eval.policy import STATUS_PROPERTY, Judgement
-from pytest_skill_eval.render.text import neutralise
+from pytest_skill_eval.safe_text import neutralise
 
 if TYPE_CHECKING:
     from pytest_skill_eval.engine.preflight import PreflightContext

@@ -14,7 +14,7 @@ pytest writes the XML; this plugin rewrites the file pytest just wrote, so that 
   (``.skill-eval/suite.json`` is class ``skill-eval.suite.json``, not ``.skill-eval.suite.json``);
 - gives evidence paths relative to the rootdir;
 - neutralises every attribute and text of a group's testcase and of its details
-  (:func:`~pytest_skill_eval.render.text.neutralise`): pytest escapes only what XML cannot
+  (:func:`~pytest_skill_eval.safe_text.neutralise`): pytest escapes only what XML cannot
   hold, so bidi overrides, zero-width and other format characters, C1 controls and line
   separators the subject wrote would otherwise reach whatever renders the report raw.
 
@@ -34,7 +34,7 @@ from _pytest.junitxml import bin_xml_escape, mangle_test_address, xml_key
 
 from pytest_skill_eval.plugin.session import SkillEvalSession
 from pytest_skill_eval.policy import Entry
-from pytest_skill_eval.render.text import neutralise
+from pytest_skill_eval.safe_text import neutralise
 
 #: the name of the second test suite, which holds the details and no testcase
 DETAILS_SUITE = "skill-eval details"

@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.render.text import neutralise
+from pytest_skill_eval.safe_text import neutralise
 
 
 class LiveProgress:

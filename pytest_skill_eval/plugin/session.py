@@ -35,7 +35,7 @@ from pytest_skill_eval.policy import (
     parse_fail_on,
     summary_table,
 )
-from pytest_skill_eval.render.text import neutralise
+from pytest_skill_eval.safe_text import neutralise
 
 if TYPE_CHECKING:
     from pytest_skill_eval.definitions.sharding import Shard

@@ -4,7 +4,7 @@ When the environment variable names a file, the process that writes ``result.jso
 one section to it: the groups (outcome, variants, comparisons), the transitions counted, the
 cost pi reported, and where the evidence and the HTML report are, relative to the rootdir.
 
-Every cell is neutralised on one line (:func:`~pytest_skill_eval.render.text.neutralise`) and
+Every cell is neutralised on one line (:func:`~pytest_skill_eval.safe_text.neutralise`) and
 then made inert Markdown: node ids in a code span whose fence is longer than any backtick run
 in them (nothing in a code span is Markdown or HTML), other cells with every character that
 starts Markdown or HTML backslash-escaped, and ``|`` escaped for the table in both.
@@ -18,7 +18,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pytest_skill_eval.policy import Judgement, count_words
-from pytest_skill_eval.render.text import neutralise
+from pytest_skill_eval.safe_text import neutralise
 from pytest_skill_eval.usage import Usage, VariantUsage, cost_text, tokens_text
 
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"

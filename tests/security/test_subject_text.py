@@ -25,7 +25,7 @@ import pytest
 
 from pytest_skill_eval.host.install import CACHE_ENV, cache_dir
 from pytest_skill_eval.plugin.step_summary import step_summary
-from pytest_skill_eval.render.text import escape_path, neutralise
+from pytest_skill_eval.safe_text import escape_path, neutralise
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "example_suites" / "quickstart"
 

@@ -6,7 +6,7 @@ import unicodedata
 
 import pytest
 
-from pytest_skill_eval.render.text import escape_path, neutralise
+from pytest_skill_eval.safe_text import escape_path, neutralise
 
 ESCAPED = ("Cc", "Cf", "Cs", "Cn", "Zl", "Zp", "Zs")
 
