@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import os
+import pty
+import re
 import shutil
 import subprocess
 import sys
@@ -245,3 +247,37 @@ def test_a_stored_record_with_lone_surrogates_is_shown_escaped(hostile_project: 
     if view.returncode == 0:
         assert b"response   lone \\ud800 high, \\udfff low, \\u001b[2J" in view.stdout
         assert b"tool       tool\\udc00 " in view.stdout
+
+
+#: what pytest and the status line write to a terminal themselves: SGR colours, erase-line,
+#: IND, RI, save and restore the cursor; anything else with an ESC came from somewhere else
+_OWN_SEQUENCES = re.compile(rb"\x1b\[[0-9;]*m|\x1b\[2K|\x1b[DM78]")
+
+
+@pytest.mark.pi
+def test_a_real_terminal_gets_no_sequence_but_pytests_own(hostile_project: Path) -> None:
+    """At default verbosity on a terminal the live status line is drawn in place: through a
+    real pseudo-terminal, no sequence of the corpus may reach it, only pytest's own."""
+    master, slave = pty.openpty()
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--color=yes",
+                             "--skill-eval", "suite.json"], cwd=hostile_project, stdin=subprocess.DEVNULL,
+                            stdout=slave, stderr=slave, env=_env(TERM="xterm", COLUMNS="400"))
+    os.close(slave)
+    out = b""
+    while True:
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:  # EIO: the child closed the terminal
+            break
+        if not chunk:
+            break
+        out += chunk
+    os.close(master)
+    assert proc.wait(timeout=600) == 1, out.decode(errors="replace")
+    assert b"skill-eval: hostile [candidate]" in out, "the status line was drawn"
+    for sample in SAMPLES:  # the status line named each tool, escaped
+        assert f"now {neutralise(sample, one_line=True)} (".encode() in out, sample
+    foreign = _OWN_SEQUENCES.sub(b"", out)
+    assert b"\x1b" not in foreign, foreign[max(0, foreign.find(b"\x1b") - 80):foreign.find(b"\x1b") + 80]
+    assert _raw_in(out.replace(b"\x1b", b"").replace(b"\r", b"")) == []
+    assert _forged(out) == []
