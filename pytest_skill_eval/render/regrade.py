@@ -112,4 +112,5 @@ def render_regrade(result_path: str, groups: Sequence[GroupRegrade]) -> str:
             lines.append(f"  grade error {error.scope}{_text(owner)}: {_text(error.message)}")
         if group.stored is not None and not group.identical:
             lines += [f"  changed    {_text(line)}" for line in describe_changes(group.stored, new)]
-    return neutralise("\n".join(lines))
+    # every entry is one line: a newline left in one came from a stored string
+    return "\n".join(neutralise(line).replace("\n", "\\n") for line in lines)

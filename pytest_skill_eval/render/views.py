@@ -105,6 +105,13 @@ def _text(text: str) -> str:
     return neutralise(text, one_line=True)
 
 
+def _line(line: str) -> str:
+    """One line of a view, whatever a stored string put in it: multi-line values were split
+    into lines by :func:`_field`, so a newline left here came from a stored field
+    (a group id, a skill name) and would start a line of its own."""
+    return neutralise(line).replace("\n", "\\n")
+
+
 def _shorten(text: str, limit: int) -> str:
     return text if len(text) <= limit else f"{text[:limit]}… (+{len(text) - limit} chars)"
 
@@ -144,7 +151,7 @@ def render_result(result: ResultEvidence) -> str:
         lines += ["", "no groups were persisted in this result"]
     for group in result["groups"]:
         lines += ["", *render_group(group, result["variant"])]
-    return neutralise("\n".join(lines) + "\n")
+    return "".join(f"{_line(line)}\n" for line in lines)
 
 
 def render_group(group: GroupEvidence, variant: str | None = None) -> list[str]:

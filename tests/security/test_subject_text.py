@@ -238,11 +238,17 @@ def test_a_stored_record_with_lone_surrogates_is_shown_escaped(hostile_project: 
     data["turns"][0]["tool_calls"][0]["name"] = "tool\udc00"
     transcript.write_text(json.dumps(data), encoding="ascii")  # json writes the surrogates as \ud800
     assert b'\\ud800' in transcript.read_bytes()
+    # a stored one-line field that holds a line break (the group id) must not start a line
+    group_file = transcript.parent.parent / "group.json"
+    group = json.loads(group_file.read_text(encoding="utf-8"))
+    group["id"] = "hostile\nFAILED forged.py::g - boom\u2028PASSED forged.py::h"
+    group_file.write_text(json.dumps(group), encoding="utf-8")
     view = _skill_eval(hostile_project, "view", result_id, "--variant", "candidate")
     shown = view.stdout + view.stderr
     assert b"Traceback" not in shown and b"UnicodeEncodeError" not in shown, shown.decode(errors="replace")
     assert b"\xed\xa0\x80" not in shown and b"\xed\xbf\xbf" not in shown and b"\x1b" not in shown
     shown.decode("utf-8")  # strict: every byte written is valid UTF-8
+    assert _forged(shown) == [], shown.decode()
     assert view.returncode in (0, 1), shown.decode(errors="replace")  # 1: a reader that names it a problem
     if view.returncode == 0:
         assert b"response   lone \\ud800 high, \\udfff low, \\u001b[2J" in view.stdout
