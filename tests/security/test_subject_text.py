@@ -287,3 +287,26 @@ def test_a_real_terminal_gets_no_sequence_but_pytests_own(hostile_project: Path)
     assert b"\x1b" not in foreign, foreign[max(0, foreign.find(b"\x1b") - 80):foreign.find(b"\x1b") + 80]
     assert _raw_in(out.replace(b"\x1b", b"").replace(b"\r", b"")) == []
     assert _forged(out) == []
+
+
+def test_a_broken_group_named_with_a_line_separator_does_not_split_pytests_lines(tmp_path: Path) -> None:
+    """pytest prints node ids as they are: the node of an invalid suite entry is named by its
+    reference neutralised (U+2028, zero-width), while the evidence keeps the reference as written."""
+    ref = "groups/a\u2028FAILED forged.py::r\u200b.json"
+    (tmp_path / "groups").mkdir()
+    (tmp_path / ref).write_text("{}", encoding="utf-8")
+    (tmp_path / "suite.json").write_text(json.dumps({"schema_version": 1, "kind": "suite", "id": "s",
+                                                     "groups": [ref]}), encoding="utf-8")
+    (tmp_path / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    junit = tmp_path / "report.xml"
+    proc = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "--color=no", "-v", "-rA",
+                           "--skill-eval", "suite.json", f"--junitxml={junit}"], cwd=tmp_path, capture_output=True,
+                          env=_env(), timeout=300, check=False)
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1, out.decode(errors="replace")
+    assert "\u2028".encode() not in out and "\u200b".encode() not in out, out.decode()
+    assert b"suite.json::groups/a\\u2028FAILED forged.py::r\\u200b.json ERROR invalid" in out
+    assert "\u2028".encode() not in junit.read_bytes()
+    (result,) = (p for p in (tmp_path / ".skill-eval" / "runs").iterdir() if p.is_dir())
+    selection = json.loads((result / "selection.json").read_text(encoding="utf-8"))
+    assert [g["ref"] for g in selection["groups"]] == [ref]
