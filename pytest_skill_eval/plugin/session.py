@@ -601,7 +601,7 @@ def _stored_result(config: pytest.Config, option_paths: list[Path], group_select
     try:
         stored.check_rerunnable()
     except EvidenceError as exc:
-        raise pytest.UsageError(str(exc)) from None
+        raise pytest.UsageError(neutralise(str(exc))) from None  # it may quote the stored result
     return stored
 
 
