@@ -181,7 +181,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from pytest_skill_eval.commands.init import init_skill, render_report
 
             here = Path.cwd().resolve()
-            print(render_report(init_skill(args.skill_dir, here), here), end="")
+            print(neutralise(render_report(init_skill(args.skill_dir, here), here)), end="")
             return 0
         if args.command == "host":
             return _host(args)
