@@ -19,13 +19,13 @@ of the reasons the item fails, so the XML never disagrees with the exit code.
 
 from __future__ import annotations
 
-import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, Protocol, get_args
 
 from pytest_skill_eval.grading.results import ComparisonResult, ExpectationResult, GradeError
+from pytest_skill_eval.safe_text import neutralise
 from pytest_skill_eval.usage import UNAVAILABLE, VariantUsage, cost_text, tokens_text, usage_lines, usage_properties
 
 if TYPE_CHECKING:
@@ -252,11 +252,11 @@ class Verdict:
         lines = [f"group {self.group_id}: {self.words()}"]
         for v in self.variants:
             if v.state in ERROR_RUN_STATES:
-                lines.append(f"  {v.name}: {v.state}: {v.reason or 'no reason recorded'}")
+                lines.append(f"  {v.name}: {v.state}: {one_line(v.reason or 'no reason recorded')}")
                 lines.append(f"      evidence: {v.run_dir}")
         for err in self.grade_errors:
             owner = f" {err.owner}" if err.owner else ""
-            lines.append(f"  grade-error ({err.scope}{owner}): {err.message}")
+            lines.append(f"  grade-error ({err.scope}{one_line(owner)}): {one_line(err.message)}")
         lines += self._note_lines()
         lines.append(self.summary_text(reasons=False))
         return "\n".join(lines)
@@ -268,7 +268,7 @@ class Verdict:
         """One line per variant, expectation and comparison (``-v`` output and failure text)."""
         lines = []
         for v in self.variants:
-            reason = f" ({v.reason})" if reasons and v.reason and v.state != "complete" else ""
+            reason = f" ({one_line(v.reason)})" if reasons and v.reason and v.state != "complete" else ""
             lines.append(f"{indent}{v.name:<10} {v.state}{reason}")
         for e in self.expectations:
             lines.append(f"{indent}{e.variant:<10} {e.status:<11} {e.id} ({e.kind})")
@@ -288,18 +288,19 @@ class Verdict:
                 found.append(Entry(f"variant:{v.name}", "passed", "complete", f"{v.name} complete", props))
             elif v.state == "not-selected":
                 found.append(Entry(f"variant:{v.name}", "skipped", "not-selected",
-                                   f"{v.name} not-selected: {v.reason or 'excluded by --skill-eval-variant'}", props))
+                                   f"{v.name} not-selected: {one_line(v.reason or 'excluded by --skill-eval-variant')}", props))
             else:
                 outcome: EntryOutcome = "error" if v.state in ERROR_RUN_STATES else "passed"
                 found.append(Entry(f"variant:{v.name}", outcome, v.state,
-                                   f"{v.name} {v.state}: {v.reason or 'no reason recorded'}\nevidence: {v.run_dir}", props))
+                                   f"{v.name} {v.state}: {one_line(v.reason or 'no reason recorded')}\n"
+                                   f"evidence: {v.run_dir}", props))
         for e in self.expectations:
             found.append(self._expectation_entry(e, base))
         for c in self.comparisons:
             found.append(self._comparison_entry(c, base))
         grade_props = base + (("skill_eval.grade_state", self.grade_state), ("skill_eval.evidence", self.group_dir))
         if self.grade_errors or self.grade_state == "grade-error":
-            messages = [f"grade-error ({err.scope} {err.owner or ''}): {err.message}".replace(" )", ")")
+            messages = [f"grade-error ({err.scope} {err.owner or ''}): {one_line(err.message)}".replace(" )", ")")
                         for err in self.grade_errors]
             found.append(Entry("grade", "error", "grade-error", "\n".join(messages) or "grade-error", grade_props))
         else:
@@ -319,13 +320,14 @@ class Verdict:
         return v.run_dir if v else self.group_dir
 
     def _explain(self, e: ExpectationResult, indent: str) -> str:
+        # each field on its own line, whatever the subject wrote into it (file names, excerpts)
         where = "; ".join(e.locations)
-        evidence = self._evidence_of(e.variant) + (f" ({where})" if where else "")
+        evidence = one_line(self._evidence_of(e.variant) + (f" ({where})" if where else ""))
         text = (f"{indent}[{e.variant}] {e.id} ({e.kind}): {e.status}\n"
-                f"{indent}    expected: {e.expected}\n{indent}    observed: {e.observed}\n"
+                f"{indent}    expected: {one_line(e.expected)}\n{indent}    observed: {one_line(e.observed)}\n"
                 f"{indent}    evidence: {evidence}")
         if e.error:
-            text += f"\n{indent}    error: {e.error}"
+            text += f"\n{indent}    error: {one_line(e.error)}"
         return text
 
     def _expectation_entry(self, e: ExpectationResult, base: tuple[tuple[str, str], ...]) -> Entry:
@@ -373,10 +375,10 @@ class Verdict:
 
 
 def one_line(text: str) -> str:
-    """*text* on one line: backslash, tab, CR and LF escaped as in a view's path cells, and
-    every other control, format or separator character as ``\\uXXXX``."""
-    text = text.replace("\\", "\\\\").replace("\t", "\\t").replace("\r", "\\r").replace("\n", "\\n")
-    return "".join(f"\\u{ord(c):04x}" if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") else c for c in text)
+    """*text* on one line and safe to print: :func:`~.safe_text.neutralise` with tab, CR and
+    LF as ``\\t``, ``\\r``, ``\\n``. The backslash is left alone, so an excerpt a grade already
+    escaped (``"a\\nb"``) is shown as it is, never as ``\\\\n``."""
+    return neutralise(text, one_line=True)
 
 
 #: how the scripted stand-in starts the text it answers with when its script has no step left
@@ -441,6 +443,7 @@ def summary_table(rows: Sequence[tuple[str, str, Judgement | None]]) -> list[str
         cost = cost_text(usage.total) if usage is not None else UNAVAILABLE
         body.append((position, nodeid, outcome, baseline, candidate, tokens, cost, comparisons))
     body.append(("", "total", "", "", "", tokens_text(overall.total), cost_text(overall.total), ""))
+    body = [tuple(one_line(cell) for cell in row) for row in body]  # escaped before the widths are measured
     widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header) - 1)]
     lines = []
     for row in [header, *body]:

@@ -170,7 +170,7 @@ class TrialVerdict:
         a = self.aggregate
         lines = [f"{indent}trials     {a.ran} of {a.planned} ran"]
         for v in self.variants:
-            reason = f" ({v.reason})" if reasons and v.reason and v.state != "not-selected" else ""
+            reason = f" ({one_line(v.reason)})" if reasons and v.reason and v.state != "not-selected" else ""
             counts = ", ".join(f"{n} {state}" for state, n in a.runs.get(v.name, {}).items())
             lines.append(f"{indent}{v.name:<10} {v.state}{reason} [{counts}]")
         for e in a.expectations:
@@ -201,13 +201,13 @@ class TrialVerdict:
         lines = [f"group {self.group_id}: {self.words()}"]
         for v in self.variants:
             if v.state in ERROR_RUN_STATES:
-                lines.append(f"  {v.name}: {v.state}: {v.reason or 'no reason recorded'}")
+                lines.append(f"  {v.name}: {v.state}: {one_line(v.reason or 'no reason recorded')}")
         for e in self.aggregate.expectations:
             if e.graded == 0 and e.grade_errors:
                 lines.append(f"  grade-error ({e.id}): no trial could answer it; see trials/*/grade.json")
         for err in self.aggregate.errors:
             owner = f" {err.owner}" if err.owner else ""
-            lines.append(f"  grade-error ({err.scope}{owner}): {err.message}")
+            lines.append(f"  grade-error ({err.scope}{one_line(owner)}): {one_line(err.message)}")
         lines += [f"  evidence: {self.group_dir}", *self.detail_lines(reasons=False)]
         return "\n".join(lines)
 
@@ -219,7 +219,7 @@ class TrialVerdict:
             outcome: EntryOutcome = ("error" if v.state in ERROR_RUN_STATES else
                                      "skipped" if v.state == "not-selected" else "passed")
             found.append(Entry(f"variant:{v.name}", outcome, v.state,
-                               f"{v.name} {v.state}" + (f": {v.reason}" if v.reason else ""), props))
+                               f"{v.name} {v.state}" + (f": {one_line(v.reason)}" if v.reason else ""), props))
         for e in self.aggregate.expectations:
             props = base + (("skill_eval.variant", e.variant), ("skill_eval.kind", e.kind),
                             ("skill_eval.rate", e.counts()))

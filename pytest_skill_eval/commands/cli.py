@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_skill_eval.errors import SkillEvalError
+from pytest_skill_eval.safe_text import neutralise
 
 
 def _positive(raw: str) -> int:
@@ -139,7 +140,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
             text, problems = render_checked(args.target, Path.cwd(), group=args.group, variant=args.variant,
                                             trial=args.trial)
-            print(text, end="")
+            print(neutralise(text), end="")
             return _problems_exit(problems, "the view")
         if args.command == "report":
             from pytest_skill_eval.commands.report import report as write_html
@@ -147,17 +148,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             try:
                 written, warnings = write_html(args.target, Path.cwd(), Path(args.output) if args.output else None)
             except OSError as exc:
-                print(f"skill-eval: error: the report could not be written: {exc}", file=sys.stderr)
+                print(neutralise(f"skill-eval: error: the report could not be written: {exc}"), file=sys.stderr)
                 return 2
             for warning in warnings:
-                print(f"skill-eval: warning: {warning}", file=sys.stderr)
+                print(neutralise(f"skill-eval: warning: {warning}"), file=sys.stderr)
             print(f"report written: {written}")
             return 0
         if args.command == "list":
             from pytest_skill_eval.commands.view import list_checked
 
             text, problems = list_checked(Path.cwd())
-            print(text, end="")
+            print(neutralise(text), end="")
             return _problems_exit(problems, "the listing")
         if args.command == "merge":
             return _merge(args)
@@ -165,7 +166,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             from pytest_skill_eval.commands.regrade import regrade
 
             summary, grade_error = regrade(args.target, Path.cwd())
-            print(summary)
+            print(neutralise(summary))
             return 1 if grade_error else 0  # a grade-error fails, as it does for a run
         if args.command == "check":
             from pytest_skill_eval.commands.check import check_path
@@ -174,18 +175,18 @@ def main(argv: Sequence[str] | None = None) -> int:
                                     auth_file=Path(args.auth).resolve() if args.auth else None,
                                     user_models=Path(args.models).resolve() if args.models else None,
                                     variants=1 if args.variant else 2, trials=args.trials)
-            print(report, end="")
+            print(neutralise(report), end="")
             return 0 if ok else 1
         if args.command == "init":
             from pytest_skill_eval.commands.init import init_skill, render_report
 
             here = Path.cwd().resolve()
-            print(render_report(init_skill(args.skill_dir, here), here), end="")
+            print(neutralise(render_report(init_skill(args.skill_dir, here), here)), end="")
             return 0
         if args.command == "host":
             return _host(args)
     except SkillEvalError as exc:
-        print(f"skill-eval: error: {exc}", file=sys.stderr)
+        print(neutralise(f"skill-eval: error: {exc}"), file=sys.stderr)
         return 2
     return 2  # pragma: no cover - argparse requires a command
 
@@ -196,9 +197,9 @@ def _merge(args: argparse.Namespace) -> int:
     try:
         merged = merge(args.targets, Path.cwd(), args.into)
     except MergeRefused as exc:
-        print(f"skill-eval: error: {exc}", file=sys.stderr)
+        print(neutralise(f"skill-eval: error: {exc}"), file=sys.stderr)
         return EXIT_CANNOT_MERGE
-    print(render(merged, args.targets), end="")
+    print(neutralise(render(merged, args.targets)), end="")
     write_summary(merged, Path.cwd())
     return merged.exit_code
 

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import json
 import re
-import unicodedata
 from typing import Any
 
 from pytest_skill_eval.errors import MalformedJSON, show
 from pytest_skill_eval.jsonpointer import parse as parse_pointer
+from pytest_skill_eval.safe_text import neutralise
 
 __all__ = ["MalformedJSON", "parse_document", "parse_pointer", "show"]
 
@@ -86,10 +86,9 @@ def json_equal(a: Any, b: Any) -> bool:
 
 
 def _escape_unprintable(quoted: str) -> str:
-    # json.dumps leaves DEL, C1 controls, bidi and line/paragraph separators as they are
-    return "".join(
-        f"\\u{ord(c):04x}" if unicodedata.category(c) in ("Cc", "Cf", "Zl", "Zp") else c for c in quoted
-    )
+    # json.dumps leaves DEL, C1 controls, bidi, line/paragraph separators and other spaces as
+    # they are: the one neutralising rule escapes them (the backslashes JSON wrote stay single)
+    return neutralise(quoted, one_line=True)
 
 
 def excerpt(text: str, start: int = 0, end: int | None = None) -> str:

@@ -22,6 +22,7 @@ from pytest_skill_eval.grading.jsonvalue import (
 )
 from pytest_skill_eval.grading.judging import TEXT_VERBS, Verdict, judge_text, listing, plural
 from pytest_skill_eval.observation import RunObservation, file_size, same_file
+from pytest_skill_eval.safe_text import escape_path
 from pytest_skill_eval.sources.redaction import MARKER
 
 #: kinds judged on workspace state (the kinds of :data:`~.checks.WorkspaceCheck`): a ``turn``
@@ -107,7 +108,8 @@ def expected_changed_paths(check: ChangedPaths, group: Group) -> str:
 
 def judge_changed_paths(check: ChangedPaths, obs: RunObservation, group: Group) -> Verdict:
     changes = changed_files(obs.initial_files, _workspace(obs, check))
-    described = [f"{path} ({how})" for path, how in changes.items()]
+    # the subject named these files: each shown as a path cell (one line, nothing raw)
+    described = [f"{escape_path(path)} ({how})" for path, how in changes.items()]
     summary = f"changed files: {listing(described)}" if changes else "no file changed"
     location = (
         f"workspace changes after turn {check.turn}" if check.turn is not None else "final workspace changes",
@@ -117,11 +119,11 @@ def judge_changed_paths(check: ChangedPaths, obs: RunObservation, group: Group) 
         unexpected = [p for p in changes if p not in check.paths]
         notes = []
         if missing:
-            notes.append(f"unchanged but expected: {listing(missing)}")
+            notes.append(f"unchanged but expected: {listing([escape_path(p) for p in missing])}")
         if unexpected:
-            notes.append(f"changed but not expected: {listing(unexpected)}")
+            notes.append(f"changed but not expected: {listing([escape_path(p) for p in unexpected])}")
         return Verdict(not notes, "; ".join([summary, *notes]), location)
-    hits = [f"{path} ({changes[path]})" for path in sorted(check.paths) if path in changes]
+    hits = [f"{escape_path(path)} ({changes[path]})" for path in sorted(check.paths) if path in changes]
     if hits:
         return Verdict(False, f"excluded files changed: {listing(hits)}", location)
     return Verdict(True, summary, location)

@@ -32,6 +32,7 @@ from pytest_skill_eval.plugin.session import (
     SkillEvalSession,
 )
 from pytest_skill_eval.policy import FAIL_ON_CHOICES
+from pytest_skill_eval.safe_text import neutralise
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -231,7 +232,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) ->
     excinfo = call.excinfo
     if (call.when == "setup" and excinfo is not None and isinstance(item, (SkillEvalItem, BrokenGroupItem))
             and isinstance(excinfo.value, SkillEvalError)):
-        report.longrepr = str(excinfo.value)
+        report.longrepr = neutralise(str(excinfo.value))
     return report
 
 
@@ -312,7 +313,7 @@ def pytest_sessionfinish(session: pytest.Session) -> None:
         session.exitstatus = pytest.ExitCode.USAGE_ERROR
         reporter = session.config.pluginmanager.get_plugin("terminalreporter")
         if reporter is not None:
-            reporter.write_line(f"ERROR: {_refusals[0]}", red=True)
+            reporter.write_line(f"ERROR: {neutralise(_refusals[0])}", red=True)
     _refusals.clear()  # an in-process pytest.main() may run again
 
 
@@ -324,10 +325,11 @@ def precheck_items(items: list[pytest.Item], skill_session: SkillEvalSession) ->
     found: list[tuple[pytest.Item, str]] = []
     for item in items:
         if isinstance(item, BrokenGroupItem):
-            found += [(item, line) for line in str(item.error).splitlines()]
+            found += [(item, neutralise(line, one_line=True)) for line in str(item.error).splitlines()]
         elif isinstance(item, SkillEvalItem):
             shown = _shown(item.group.path, skill_session.root)
-            found += [(item, f.located(shown)) for f in problems_of(preflight_group(item.group, ctx))]
+            found += [(item, neutralise(f.located(shown), one_line=True))
+                      for f in problems_of(preflight_group(item.group, ctx))]
     return found
 
 

@@ -25,6 +25,7 @@ from pytest_skill_eval.plugin.session import (
     SkillEvalSession,
 )
 from pytest_skill_eval.policy import STATUS_PROPERTY, Judgement
+from pytest_skill_eval.safe_text import neutralise
 
 if TYPE_CHECKING:
     from pytest_skill_eval.engine.preflight import PreflightContext
@@ -90,12 +91,13 @@ class SkillEvalFile(pytest.File):
             try:
                 group = load_group(ref.path, session.root)
             except DefinitionError as exc:
-                yield BrokenGroupItem.from_parent(self, name=ref.ref, error=exc, lineno=lineno,
-                                                  position=base + ref.position)
+                yield BrokenGroupItem.from_parent(self, name=neutralise(ref.ref, one_line=True), ref=ref.ref, error=exc,
+                                                  lineno=lineno, position=base + ref.position)
                 continue
             if group.id in first:
                 problem = repeated_id_problem(ref, group.id, first[group.id])
-                yield BrokenGroupItem.from_parent(self, name=ref.ref, error=DefinitionError(str(self.path), [problem]),
+                yield BrokenGroupItem.from_parent(self, name=neutralise(ref.ref, one_line=True), ref=ref.ref,
+                                                  error=DefinitionError(str(self.path), [problem]),
                                                   lineno=lineno, position=base + ref.position)
                 continue
             first[group.id] = ref
@@ -104,7 +106,7 @@ class SkillEvalFile(pytest.File):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException]) -> Any:  # type: ignore[override]
         if isinstance(excinfo.value, SkillEvalError):
-            return str(excinfo.value)
+            return neutralise(str(excinfo.value))
         return super().repr_failure(excinfo)
 
 
@@ -212,7 +214,7 @@ class SkillEvalItem(pytest.Item):
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, SkillEvalError):
-            return str(excinfo.value)
+            return neutralise(str(excinfo.value))
         return super().repr_failure(excinfo)
 
     def reportinfo(self) -> tuple[Path, int, str]:
@@ -220,10 +222,16 @@ class SkillEvalItem(pytest.Item):
 
 
 class BrokenGroupItem(pytest.Item):
-    """A suite entry whose group definition is invalid: an error for that entry only."""
+    """A suite entry whose group definition is invalid: an error for that entry only.
 
-    def __init__(self, *, error: DefinitionError, lineno: int, position: int, **kwargs: Any) -> None:
+    Its node name is the entry's reference neutralised (pytest prints node ids as they are;
+    a file name in a definition may hold a U+2028 or a zero-width character); *ref* is the
+    reference as written, which the evidence and the sharding key keep.
+    """
+
+    def __init__(self, *, ref: str, error: DefinitionError, lineno: int, position: int, **kwargs: Any) -> None:
         super().__init__(**kwargs)
+        self.ref = ref
         self.error = error
         self.lineno = lineno
         self.position = position
@@ -240,26 +248,26 @@ class BrokenGroupItem(pytest.Item):
 
         session: SkillEvalSession = self.config.stash[SESSION_KEY]
         session.write_selection()
-        group_dir = persist_invalid_definition(session.result_dir, self.position, self.name, self.error)
+        group_dir = persist_invalid_definition(session.result_dir, self.position, self.ref, self.error)
         self.user_properties.append(("skill_eval.evidence", str(group_dir)))
         raise self.error
 
     def shard_key(self) -> str:
         """A suite entry that does not load is sharded by its reference (it has no group id)."""
-        return _shard_key(self, self.name)
+        return _shard_key(self, self.ref)
 
     def plan_entry(self) -> PlannedGroup:
         from pytest_skill_eval.engine.group import invalid_definition_dir_name
         from pytest_skill_eval.evidence.records import PlannedGroup
 
-        return PlannedGroup(self.nodeid, self.position, None, invalid_definition_dir_name(self.position, self.name),
-                            ref=self.name)
+        return PlannedGroup(self.nodeid, self.position, None, invalid_definition_dir_name(self.position, self.ref),
+                            ref=self.ref)
 
     def runtest(self) -> None:  # pragma: no cover - setup always raises
         raise self.error
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
-        return str(excinfo.value)
+        return neutralise(str(excinfo.value))
 
     def reportinfo(self) -> tuple[Path, int, str]:
         return self.path, self.lineno, f"invalid group definition {self.name}"

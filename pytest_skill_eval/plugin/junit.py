@@ -12,7 +12,11 @@ pytest writes the XML; this plugin rewrites the file pytest just wrote, so that 
   testcase, so no failure is counted twice;
 - names classes without the empty components hidden directories give them
   (``.skill-eval/suite.json`` is class ``skill-eval.suite.json``, not ``.skill-eval.suite.json``);
-- gives evidence paths relative to the rootdir.
+- gives evidence paths relative to the rootdir;
+- neutralises every attribute and text of a group's testcase and of its details
+  (:func:`~pytest_skill_eval.safe_text.neutralise`): pytest escapes only what XML cannot
+  hold, so bidi overrides, zero-width and other format characters, C1 controls and line
+  separators the subject wrote would otherwise reach whatever renders the report raw.
 
 Registered only on the process that writes the XML (the xdist controller, or the only process).
 """
@@ -30,6 +34,7 @@ from _pytest.junitxml import bin_xml_escape, mangle_test_address, xml_key
 
 from pytest_skill_eval.plugin.session import SkillEvalSession
 from pytest_skill_eval.policy import Entry
+from pytest_skill_eval.safe_text import neutralise
 
 #: the name of the second test suite, which holds the details and no testcase
 DETAILS_SUITE = "skill-eval details"
@@ -110,8 +115,20 @@ def entry_properties(entry: Entry, rootdir: Path) -> list[tuple[str, str]]:
 def _properties(props: Iterable[tuple[str, str]]) -> ElementTree.Element:
     node = ElementTree.Element("properties")
     for name, value in props:
-        node.append(ElementTree.Element("property", name=bin_xml_escape(name), value=bin_xml_escape(value)))
+        node.append(ElementTree.Element("property", name=bin_xml_escape(neutralise(name, one_line=True)),
+                                        value=bin_xml_escape(neutralise(value))))
     return node
+
+
+def neutralise_tree(node: ElementTree.Element) -> None:
+    """Every attribute value, text and tail under *node* (itself included) neutralised, in place."""
+    for element in node.iter():
+        for key, value in element.attrib.items():
+            element.set(key, neutralise(value))
+        if element.text:
+            element.text = neutralise(element.text)
+        if element.tail:
+            element.tail = neutralise(element.tail)
 
 
 def rewrite(root: ElementTree.Element, cases: Sequence[GroupCase], *, prefix: str | None, rootdir: Path) -> None:
@@ -124,6 +141,7 @@ def rewrite(root: ElementTree.Element, cases: Sequence[GroupCase], *, prefix: st
             if case is None:
                 continue
             testcase.set("classname", clean_classname(testcase.get("classname", "")))
+            neutralise_tree(testcase)
             moved: list[tuple[str, str]] = []
             for node in testcase.findall("properties"):
                 testcase.remove(node)
@@ -132,7 +150,7 @@ def rewrite(root: ElementTree.Element, cases: Sequence[GroupCase], *, prefix: st
                     moved.append((name, relative_path(value, rootdir) if name.endswith("evidence") else value))
             for entry in case.entries:
                 moved += entry_properties(entry, rootdir)
-            block = ElementTree.Element("testsuite", name=case.nodeid, tests="0", failures="0", errors="0", skipped="0")
+            block = ElementTree.Element("testsuite", name=neutralise(case.nodeid, one_line=True), tests="0", failures="0", errors="0", skipped="0")
             if moved:
                 block.append(_properties(moved))
             details.append(block)

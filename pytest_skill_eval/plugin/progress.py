@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from pytest_skill_eval.safe_text import neutralise
+
 
 class LiveProgress:
     """Engine progress on the terminal while a group runs.
@@ -54,7 +56,8 @@ class LiveProgress:
         mode = self.mode
         if mode == "off":
             return
-        text = f"skill-eval: {message} ({time.monotonic() - self._started:.1f}s)"
+        # the message may name a tool the subject called: one line, no control sequence
+        text = f"skill-eval: {neutralise(message, one_line=True)} ({time.monotonic() - self._started:.1f}s)"
         reporter = self._reporter()
         with self._lock, self._writing():
             if mode == "lines":
@@ -85,7 +88,7 @@ class LiveProgress:
             return
         self.clear()
         with self._lock, self._writing():
-            reporter.write_line(message)
+            reporter.write_line(neutralise(message))
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:

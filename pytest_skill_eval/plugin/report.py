@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from pytest_skill_eval.safe_text import neutralise
+
 if TYPE_CHECKING:
     from pytest_skill_eval.plugin.session import SkillEvalSession
 
@@ -35,9 +37,9 @@ def write_html_report(session: SkillEvalSession) -> None:
         session.html_report = None
         if reporter is not None:
             reporter.write_line(f"skill-eval: the HTML report could not be written to {target}: "
-                                f"{type(exc).__name__}: {exc}", red=True)
+                                f"{type(exc).__name__}: {neutralise(str(exc), one_line=True)}", red=True)
         return
     session.html_report = written
     if reporter is not None:
         for warning in warnings:
-            reporter.write_line(f"skill-eval: {warning}", yellow=True)
+            reporter.write_line(f"skill-eval: {neutralise(warning, one_line=True)}", yellow=True)

@@ -35,6 +35,7 @@ from pytest_skill_eval.policy import (
     parse_fail_on,
     summary_table,
 )
+from pytest_skill_eval.safe_text import neutralise
 
 if TYPE_CHECKING:
     from pytest_skill_eval.definitions.sharding import Shard
@@ -390,9 +391,9 @@ class SkillEvalSession:
             reporter.section("skill-eval plan")
             reporter.write_line(self.plan_total(session.items))
             for nodeid, lines in plans:
-                reporter.write_line(nodeid)
+                reporter.write_line(neutralise(nodeid, one_line=True))
                 for line in lines:
-                    reporter.write_line(f"    {line}")
+                    reporter.write_line(f"    {neutralise(line, one_line=True)}")
 
     def plan_total(self, items: list[pytest.Item]) -> str:
         """``2 groups × 2 variants × 20 trials = 80 pi runs; models: …`` (nothing is started)."""
@@ -424,7 +425,7 @@ class SkillEvalSession:
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if verdict is not None and reporter is not None and self.config.get_verbosity() >= 1:
             for line in verdict.detail_lines(indent="    "):
-                reporter.write_line(line)
+                reporter.write_line(neutralise(line, one_line=True))
 
     def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:
         props = {str(k): str(v) for k, v in getattr(report, "user_properties", ())}
@@ -462,7 +463,7 @@ class SkillEvalSession:
         rows.sort(key=lambda row: (row[2].position if row[2] else 0, row[0]))
         if rows:
             for line in summary_table(rows):
-                tr.line(line)
+                tr.line(neutralise(line, one_line=True))
         tr.line(f"result {self.result_id}{state}: {self.result_dir}")
         if self.html_report is not None:
             tr.line(f"html report: {self.html_report}")
@@ -494,7 +495,8 @@ class SkillEvalSession:
             # spec: when evidence cannot be preserved, no completed summary is published
             reporter = self.config.pluginmanager.get_plugin("terminalreporter")
             if reporter is not None:
-                reporter.write_line(f"skill-eval: no result.json written: {self.persistence_failure}", red=True)
+                reporter.write_line(f"skill-eval: no result.json written: "
+                                    f"{neutralise(self.persistence_failure, one_line=True)}", red=True)
             return
         # every writer of this result is done (xdist tears its workers down first)
         layout.sweep_staging(self.result_dir)
@@ -599,7 +601,7 @@ def _stored_result(config: pytest.Config, option_paths: list[Path], group_select
     try:
         stored.check_rerunnable()
     except EvidenceError as exc:
-        raise pytest.UsageError(str(exc)) from None
+        raise pytest.UsageError(neutralise(str(exc))) from None  # it may quote the stored result
     return stored
 
 

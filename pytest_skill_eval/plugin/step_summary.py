@@ -3,15 +3,22 @@
 When the environment variable names a file, the process that writes ``result.json`` appends
 one section to it: the groups (outcome, variants, comparisons), the transitions counted, the
 cost pi reported, and where the evidence and the HTML report are, relative to the rootdir.
+
+Every cell is neutralised on one line (:func:`~pytest_skill_eval.safe_text.neutralise`) and
+then made inert Markdown: node ids in a code span whose fence is longer than any backtick run
+in them (nothing in a code span is Markdown or HTML), other cells with every character that
+starts Markdown or HTML backslash-escaped, and ``|`` escaped for the table in both.
 """
 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from pytest_skill_eval.policy import Judgement, count_words
+from pytest_skill_eval.safe_text import neutralise
 from pytest_skill_eval.usage import Usage, VariantUsage, cost_text, tokens_text
 
 STEP_SUMMARY_ENV = "GITHUB_STEP_SUMMARY"
@@ -28,8 +35,22 @@ def result_usage(result_dir: Path, rows: Sequence[tuple[str, str, Judgement | No
     return sum((v.usage for _n, _o, v in rows if v is not None and v.usage is not None), VariantUsage())
 
 
+#: what would start emphasis, a link or image, HTML, an entity, a heading, math or a table cell
+_MARKDOWN = re.compile(r"([\\`*_\[\]<>&!|~#$])")
+_BACKTICKS = re.compile(r"`+")
+
+
 def _cell(text: str) -> str:
-    return text.replace("|", "\\|").replace("\n", " ")
+    """Plain text in a table cell: one line, every Markdown and HTML character escaped."""
+    return _MARKDOWN.sub(r"\\\1", neutralise(text, one_line=True))
+
+
+def _code(text: str) -> str:
+    """*text* as a code span in a table cell: one line, a fence no backtick run in it closes."""
+    text = neutralise(text, one_line=True)
+    fence = "`" * (max((len(run) for run in _BACKTICKS.findall(text)), default=0) + 1)
+    padded = f" {text} " if text.startswith("`") or text.endswith("`") else text
+    return f"{fence}{padded}{fence}".replace("|", "\\|")
 
 
 def _path(path: Path, rootdir: Path) -> str:
@@ -46,26 +67,26 @@ def step_summary(rows: Sequence[tuple[str, str, Judgement | None]], *, result_id
     for _nodeid, outcome, _verdict in rows:
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
     counted = ", ".join(f"{n} {word}" for word, n in outcomes.items()) or "no groups"
-    lines = [f"## skill-eval result `{result_id}` ({state or 'no result.json'})", "",
-             f"{len(rows)} group{'s' if len(rows) != 1 else ''}: {counted}", ""]
+    lines = [f"## skill-eval result {_code(result_id)} ({_cell(state or 'no result.json')})", "",
+             f"{len(rows)} group{'s' if len(rows) != 1 else ''}: {_cell(counted)}", ""]
     if rows:
         lines += ["| # | group | outcome | baseline | candidate | tokens | cost | comparisons |",
                   "| --- | --- | --- | --- | --- | --- | --- | --- |"]
         for nodeid, outcome, verdict in rows:
             position, baseline, candidate, comparisons = verdict.summary_row() if verdict else ("", "-", "-", "-")
             group = verdict.usage.total if verdict is not None and verdict.usage is not None else Usage()
-            lines.append(f"| {position} | `{_cell(nodeid)}` | {outcome} | {_cell(baseline)} | {_cell(candidate)} "
-                         f"| {_cell(tokens_text(group))} | {_cell(cost_text(group))} | {_cell(comparisons)} |")
+            lines.append(f"| {position} | {_code(nodeid)} | {_cell(outcome)} | {_cell(baseline)} | {_cell(candidate)} "
+                         f"| {tokens_text(group)} | {cost_text(group)} | {_cell(comparisons)} |")
         lines.append("")
     transitions = count_words(t for _n, _o, v in rows if v is not None for t in v.transitions())
-    lines.append(f"**Transitions:** {transitions or 'none'}")
+    lines.append(f"**Transitions:** {_cell(transitions or 'none')}")
     usage = result_usage(result_dir, rows)
     runs = usage.runs
     lines.append(f"**Cost:** {cost_text(usage.total)} for {tokens_text(usage.total)} tokens over {runs} "
                  f"pi run{'s' if runs != 1 else ''} (as pi reports it; unavailable: pi reported none)")
-    lines += ["", f"- evidence: `{_path(result_dir, rootdir)}` (view it with `skill-eval view {result_id}`)"]
+    lines += ["", f"- evidence: {_code(_path(result_dir, rootdir))} (view it with {_code(f'skill-eval view {result_id}')})"]
     if html_report is not None:
-        lines.append(f"- HTML report: `{_path(html_report, rootdir)}`")
+        lines.append(f"- HTML report: {_code(_path(html_report, rootdir))}")
     lines += ["- upload both as job artifacts to keep them with this run (see docs/usage.md, \"JUnit XML\")", ""]
     return "\n".join(lines) + "\n"
 

@@ -63,6 +63,12 @@ def describe_changes(stored: GroupGrade, new: GroupGrade) -> list[str]:
     return lines
 
 
+def _text(text: str) -> str:
+    """A text cell from a stored result: one line, neutralised; its backslashes as they are
+    (grading wrote its paths and excerpts escaped already)."""
+    return neutralise(text, one_line=True)
+
+
 def render_regrade(result_path: str, groups: Sequence[GroupRegrade]) -> str:
     """The regrade summary: per group its definition origin, new file, transitions, changes."""
     changed = sum(1 for g in groups if g.skipped is None and not g.identical)
@@ -72,18 +78,18 @@ def render_regrade(result_path: str, groups: Sequence[GroupRegrade]) -> str:
     for group in groups:
         index = group.dir.split("-", 1)[0].lstrip("0") or "0"
         lines.append("")
-        problems = [f"  problem    {escape_path(p)}" for p in group.problems]
+        problems = [f"  problem    {_text(p)}" for p in group.problems]
         if group.skipped is not None:
-            lines.append(f"== group {index} {group.group_id}: not regraded ({group.skipped})")
+            lines.append(f"== group {index} {_text(group.group_id)}: not regraded ({_text(group.skipped)})")
             lines += problems
             continue
         if group.aggregate_state is not None:
             verdict = "identical to aggregate.json" if group.identical else "differs from aggregate.json"
-            lines.append(f"== group {index} {group.group_id}: {group.aggregate_state}, {verdict}")
+            lines.append(f"== group {index} {_text(group.group_id)}: {group.aggregate_state}, {verdict}")
             lines += problems
             lines.append(f"  definition {escape_path(group.origin)}")
             lines.append(f"  wrote      {escape_path(group.file or '')}")
-            lines += [f"  {line}" for line in group.trial_lines]
+            lines += [f"  {_text(line)}" for line in group.trial_lines]
             continue
         new = group.new
         assert new is not None  # a group that was not skipped has its new grade
@@ -95,7 +101,7 @@ def render_regrade(result_path: str, groups: Sequence[GroupRegrade]) -> str:
             verdict = "identical to grade.json"
         else:
             verdict = "differs from grade.json"
-        lines.append(f"== group {index} {group.group_id}: {new.state}, {verdict}")
+        lines.append(f"== group {index} {_text(group.group_id)}: {new.state}, {verdict}")
         lines += problems
         lines.append(f"  definition {escape_path(group.origin)}")
         lines.append(f"  wrote      {escape_path(group.file or '')}")
@@ -103,7 +109,8 @@ def render_regrade(result_path: str, groups: Sequence[GroupRegrade]) -> str:
             lines.append(f"  comparison {comparison.id}: {comparison.transition}")
         for error in new.errors:
             owner = f" {error.owner}" if error.owner else ""
-            lines.append(f"  grade error {error.scope}{owner}: {escape_path(error.message)}")
+            lines.append(f"  grade error {error.scope}{_text(owner)}: {_text(error.message)}")
         if group.stored is not None and not group.identical:
-            lines += [f"  changed    {line}" for line in describe_changes(group.stored, new)]
-    return neutralise("\n".join(lines))
+            lines += [f"  changed    {_text(line)}" for line in describe_changes(group.stored, new)]
+    # every entry is one line: a newline left in one came from a stored string
+    return "\n".join(neutralise(line).replace("\n", "\\n") for line in lines)

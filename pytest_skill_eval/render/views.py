@@ -87,7 +87,8 @@ class ResultEvidence(TypedDict):
 
 
 def _problem_lines(problems: Iterable[str], indent: int) -> list[str]:
-    return [f"{' ' * indent}problem    {escape_path(p)}" for p in problems]
+    # a located message whose found value is already JSON-quoted: not escaped a second time
+    return [f"{' ' * indent}problem    {_text(p)}" for p in problems]
 
 
 def _field(label: str, value: str, indent: int, width: int = 10) -> list[str]:
@@ -97,6 +98,18 @@ def _field(label: str, value: str, indent: int, width: int = 10) -> list[str]:
     head = f"{pad}{label:<{width}} {lines[0]}".rstrip()
     rest = [f"{pad}{'':<{width}} {line}".rstrip() for line in lines[1:]]
     return [head, *rest]
+
+
+def _text(text: str) -> str:
+    """A text cell (not a path): one line, neutralised, backslashes as they are."""
+    return neutralise(text, one_line=True)
+
+
+def _line(line: str) -> str:
+    """One line of a view, whatever a stored string put in it: multi-line values were split
+    into lines by :func:`_field`, so a newline left here came from a stored field
+    (a group id, a skill name) and would start a line of its own."""
+    return neutralise(line).replace("\n", "\\n")
 
 
 def _shorten(text: str, limit: int) -> str:
@@ -138,7 +151,7 @@ def render_result(result: ResultEvidence) -> str:
         lines += ["", "no groups were persisted in this result"]
     for group in result["groups"]:
         lines += ["", *render_group(group, result["variant"])]
-    return neutralise("\n".join(lines) + "\n")
+    return "".join(f"{_line(line)}\n" for line in lines)
 
 
 def render_group(group: GroupEvidence, variant: str | None = None) -> list[str]:
@@ -157,7 +170,7 @@ def render_group(group: GroupEvidence, variant: str | None = None) -> list[str]:
     if isinstance(data, InvalidGroupRecord) and data.definition_errors:
         # a suite entry whose group file could not be loaded: no run, no grade
         lines.append(f"definition {escape_path(data.ref)} is invalid")
-        lines += [f"  {escape_path(problem)}" for problem in data.definition_errors]
+        lines += [f"  {_text(problem)}" for problem in data.definition_errors]
     trials = data.trials if isinstance(data, GroupRecord) else None
     if trials is not None:
         lines += render_aggregate(group.get("aggregate"), variant, trials.planned)
@@ -206,14 +219,14 @@ def render_aggregate(aggregate: TrialGrade | None, variant: str | None, planned:
     lines.append("  expectations" if expectations else "  expectations: none")
     for e in expectations:
         lines.append(f"    {e.counts():<11} {e.id} ({e.variant} {e.kind})")
-        lines += _field("rate", escape_path(rate_text(e)), 6)
+        lines += _field("rate", _text(rate_text(e)), 6)
     lines.append("  comparisons" if aggregate.comparisons else "  comparisons: none")
     for c in aggregate.comparisons:
         lines.append(f"    {c.id}: {comparison_text(c)} ({c.baseline or '-'} -> {c.candidate or '-'})")
         if c.p_value is not None:
             lines += _field("p-value", f"{c.p_value:.4g} (Fisher's exact test, two-sided)", 6)
         if c.reason:
-            lines += _field("reason", escape_path(c.reason), 6)
+            lines += _field("reason", _text(c.reason), 6)
     return lines + _error_lines(aggregate.errors, variant)
 
 
@@ -232,8 +245,9 @@ def render_grade(grade: GroupGrade | None, variant: str | None = None,
                  regrade: RegradeShown | None = None) -> list[str]:
     """The grade of one group: expectations, comparisons and grade errors.
 
-    Every cell that may hold a path (expected, observed, locations, errors, reasons) is
-    escaped as a path cell. *regrade* says the grade is a regrade, and which.
+    Expected, observed, locations, errors and reasons are one line each, neutralised but
+    not escaped again: grading already wrote the paths in them as path cells and its
+    excerpts as JSON strings. *regrade* says the grade is a regrade, and which.
     """
     if grade is None:
         return ["grade     none (no grade.json: the group was not graded)"]
@@ -248,18 +262,18 @@ def render_grade(grade: GroupGrade | None, variant: str | None = None,
     lines.append("  expectations" if expectations else "  expectations: none")
     for item in expectations:
         lines.append(f"    {item.status:<11} {item.id} ({item.variant} {item.kind})")
-        lines += _field("expected", escape_path(item.expected), 6)
-        lines += _field("observed", escape_path(item.observed), 6)
+        lines += _field("expected", _text(item.expected), 6)
+        lines += _field("observed", _text(item.observed), 6)
         for location in item.locations:
-            lines += _field("location", escape_path(location), 6)
+            lines += _field("location", _text(location), 6)
         if item.error:
-            lines += _field("error", escape_path(item.error), 6)
+            lines += _field("error", _text(item.error), 6)
     lines.append("  comparisons" if grade.comparisons else "  comparisons: none")
     for comparison in grade.comparisons:
         pair = f"{comparison.baseline or '-'} -> {comparison.candidate or '-'}"
         lines.append(f"    {comparison.id}: {comparison.transition} ({pair})")
         if comparison.reason:
-            lines += _field("reason", escape_path(comparison.reason), 6)
+            lines += _field("reason", _text(comparison.reason), 6)
     return lines + _error_lines(grade.errors, variant)
 
 
@@ -269,7 +283,7 @@ def _error_lines(errors: Iterable[GradeError], variant: str | None) -> list[str]
     lines = ["  grade errors" if visible else "  grade errors: none"]
     for error in visible:
         owner = f" {error.owner}" if error.owner else ""
-        lines += _field(f"{error.scope}{owner}:", escape_path(error.message), 4, 0)
+        lines += _field(f"{error.scope}{_text(owner)}:", _text(error.message), 4, 0)
     return lines
 
 
@@ -321,7 +335,7 @@ def render_tool_call(call: ToolCall) -> str:
     if outcome in ("blocked", "error") and call.result_text:
         first = call.result_text.strip().split("\n", 1)[0]
         text += f": {_shorten(first, _RESULT_SHOWN)}"
-    return text
+    return _text(text)  # the subject named the tool: a tool name never starts a line of its own
 
 
 def render_turn(turn: Turn, usage: Usage | None = None) -> list[str]:
@@ -339,7 +353,7 @@ def render_turn(turn: Turn, usage: Usage | None = None) -> list[str]:
     if usage is not None:
         lines += _field("usage", usage_text(usage), 4)
     if turn.error:
-        lines += _field("error", escape_path(turn.error), 4)
+        lines += _field("error", _text(turn.error), 4)
     return lines
 
 
@@ -352,7 +366,7 @@ def render_variant(run: VariantEvidence, group_reason: str | None = None) -> lis
     lines = [f"-- {run['name']} [{data.state if data is not None else 'unknown'}]", *problems]
     reason = (data.reason if data is not None else None) or group_reason
     if reason:
-        lines += _field("reason", escape_path(reason), 2)
+        lines += _field("reason", _text(reason), 2)
     if data is not None and data.source is not None:
         lines += _field("source", _source_text(data.source), 2)
     ran = data.ran if data is not None else None

@@ -95,7 +95,8 @@ def test_rewritten_xml_is_valid_and_counts_one_testcase_per_item(pytester: pytes
     assert passes["skill_eval.entry.variant:baseline"] == "passed: complete"
     assert passes["skill_eval.entry.variant:baseline.evidence"] == "b"
     assert passes["skill_eval.entry.expectation:baseline-says"] == "reported: fail (reported only)"
-    assert passes["skill_eval.entry.expectation:candidate-says.observed"] == "bad #x07 bell"
+    # neutralised as on every surface (a bare XML escape would be #x07)
+    assert passes["skill_eval.entry.expectation:candidate-says.observed"] == "bad \\u0007 bell"
 
 
 def test_hidden_directory_gives_no_leading_dot(pytester: pytest.Pytester) -> None:

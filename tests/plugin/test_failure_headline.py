@@ -54,7 +54,7 @@ def _transcript(*responses: str) -> TranscriptRecord:
 def test_headline_names_every_failing_check_with_what_was_observed() -> None:
     verdict = judge(GROUP, GRADE, group_dir="/r/groups/001-g", fail_on="candidate", result_id="r")
     assert verdict.headline() == (
-        "failed c-out (path): out.md does not exist; c-log (path): log\\nfile\\tis \\u001b[2Jmissing\\\\"
+        "failed c-out (path): out.md does not exist; c-log (path): log\\nfile\\tis \\u001b[2Jmissing\\"
     )
     assert verdict.failure_text().splitlines()[0] == verdict.headline()
     assert verdict.failure_text().splitlines()[1] == "group g: fail-to-fail (--skill-eval-fail-on=candidate)"
@@ -90,4 +90,17 @@ def test_stand_in_notes_come_only_from_scripted_runs_that_ran_out() -> None:
 
 
 def test_one_line() -> None:
-    assert one_line("a\\b\tc\rd\ne\x9b\u202e") == "a\\\\b\\tc\\rd\\ne\\u009b\\u202e"
+    assert one_line("a\\b\tc\rd\ne\x9b\u202e") == "a\\b\\tc\\rd\\ne\\u009b\\u202e"
+
+
+def test_an_excerpt_a_grade_escaped_is_not_escaped_again() -> None:
+    """Issue 30 item 7: a failure excerpt shows ``\\n`` for a newline, never ``\\\\n``."""
+    from pytest_skill_eval.grading.jsonvalue import excerpt
+
+    shown = excerpt("line one\nline\ttwo \x1b[2J")
+    assert shown == '"line one\\nline\\ttwo \\u001b[2J"'
+    assert one_line(shown) == shown
+    grade = GroupGrade("g", "graded", expectations=(_expectation("c-says", "candidate", "fail", f"it reads {shown}"),))
+    verdict = judge(GROUP, grade, group_dir="/r/groups/001-g", fail_on="candidate", result_id="r")
+    assert verdict.headline() == f"failed c-says (path): it reads {shown}"
+    assert f"observed: it reads {shown}" in verdict.failure_text()

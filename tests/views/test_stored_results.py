@@ -47,17 +47,19 @@ def _result(cwd: Path, result_id: str) -> Path:
 # -------------------------------------------------------------------- cells
 
 
-def test_expectation_cells_are_escaped_like_paths() -> None:
+def test_expectation_cells_are_one_line_and_not_escaped_twice() -> None:
+    """Grading writes the subject's paths as path cells and its excerpts as JSON strings; the
+    view neutralises each cell onto one line and leaves backslashes as they are (issue 30)."""
     grade = GroupGrade("g", "graded", expectations=(ExpectationResult(
         id="odd", kind="path", variant="candidate", status="fail",
-        expected="odd\\name\twith\nbreaks.md exists in the final workspace",
-        observed="odd\\name\twith\nbreaks.md does not exist",
-        locations=("workspace odd\\name\twith\nbreaks.md\r",),
-        error="bad\tpath\\x",
+        expected="odd\\\\name\twith\nbreaks.md exists in the final workspace",
+        observed='odd\\\\name\twith\nbreaks.md does not exist; it reads "a\\nb"',
+        locations=("workspace odd\\\\name\twith\nbreaks.md\r",),
+        error="bad\tpath\\\\x",
     ),))
     lines = render_grade(grade)
     assert "      expected   odd\\\\name\\twith\\nbreaks.md exists in the final workspace" in lines
-    assert "      observed   odd\\\\name\\twith\\nbreaks.md does not exist" in lines
+    assert '      observed   odd\\\\name\\twith\\nbreaks.md does not exist; it reads "a\\nb"' in lines
     assert "      location   workspace odd\\\\name\\twith\\nbreaks.md\\r" in lines
     assert "      error      bad\\tpath\\\\x" in lines
     assert not any("\t" in line or "\r" in line for line in lines)
