@@ -81,8 +81,16 @@ def test_the_baseline_really_is_head(initialised: Path, pytester: pytest.Pyteste
     assert group["revision_check"] == {
         "state": "failed",
         "reason": "description group: the baseline and candidate targets must differ only in their frontmatter "
-                  "description (SKILL.md body differs)",
+                  "description (SKILL.md body differs); a description group compares the description alone. "
+                  "To go on: commit the body change first (git add -p: leave only the description edit "
+                  "uncommitted), so the baseline at HEAD has it too; or point the baseline's \"ref\" at a commit "
+                  "that already has the candidate's body and resources; or leave this group out of the run with "
+                  '-k "not description"',
     }
+    # the error says it where the user reads it, and the -k expression it names works
+    result.stdout.fnmatch_lines(['*candidate: invalid: *leave this group out of the run with -k "not description"*'])
+    deselected = pytester.runpytest_subprocess("--skill-eval", SUITE, "-p", "no:cacheprovider", "-k", "not description")
+    deselected.assert_outcomes(passed=1, deselected=1)
 
 
 def test_a_broken_script_fails_the_run(initialised: Path, pytester: pytest.Pytester) -> None:
