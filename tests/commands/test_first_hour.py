@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -100,3 +101,56 @@ def test_inits_readme_says_the_ways_on_after_the_usual_edit(repo: Path) -> None:
     readme = (repo / ".skill-eval" / "brand-guidelines" / "README.md").read_text()
     assert "commit the body change first (`git add -p`" in readme
     assert f'`pytest --skill-eval {SUITE} -k "not description"`' in readme
+
+
+# -- 3: baseline and candidate identical -----------------------------------------------------
+
+
+def test_check_warns_when_the_edit_is_committed(repo: Path) -> None:
+    edit(repo, description="Brand colours and fonts for anything Anthropic ships.")
+    text, ok = check(repo)
+    assert ok and "identical" not in text, text  # an uncommitted edit: the variants differ
+    git(repo, "commit", "-qam", "New description")
+    text, ok = check(repo)
+    assert ok, text  # nothing stops a run, but nothing it shows can mean anything
+    warned = [line for line in text.splitlines() if line.startswith("  warn  identical variants ")]
+    assert len(warned) == 2, text
+    assert ("baseline and candidate get byte-identical skills and context: these comparisons cannot show a change; "
+            "the working tree holds what HEAD holds: edit the skill without committing") in warned[0]
+    assert 'point the baseline\'s "ref" at an earlier commit (HEAD~1, a branch or a tag)' in warned[0]
+    assert text.splitlines()[-1] == "no problems found, 2 warnings (warn lines)"
+    # the advice works: the commit before the edit as the baseline
+    for name in ("description", "body"):
+        group = repo / ".skill-eval" / "brand-guidelines" / "groups" / f"{name}.json"
+        group.write_text(group.read_text().replace('"ref": "HEAD"', '"ref": "HEAD~1"'))
+    text, ok = check(repo)
+    assert ok and "identical" not in text, text
+
+
+def test_identical_skills_under_other_paths_are_identical_too(repo: Path) -> None:
+    import shutil
+
+    shutil.copytree(repo / "skills" / "brand-guidelines", repo / "copy" / "brand-guidelines")
+    group = repo / ".skill-eval" / "brand-guidelines" / "groups" / "body.json"
+    doc = json.loads(group.read_text())
+    doc["variants"]["baseline"]["source"] = {"kind": "working-tree"}
+    doc["variants"]["candidate"]["skills"] = ["copy/brand-guidelines"]
+    group.write_text(json.dumps(doc))
+    report, ok = check_path(Path(".skill-eval/brand-guidelines/groups/body.json"), repo)
+    assert ok, report
+    (line,) = [line for line in report.splitlines() if "identical variants" in line]
+    assert "point the baseline at an earlier version of the skill, or change the candidate's" in line
+    # one byte of difference, and the warning goes
+    (repo / "copy" / "brand-guidelines" / "LICENSE.txt").write_text("changed")
+    report, ok = check_path(Path(".skill-eval/brand-guidelines/groups/body.json"), repo)
+    assert ok and "identical" not in report, report
+
+
+def test_the_same_skills_with_another_target_are_not_identical() -> None:
+    from pytest_skill_eval.sameness import identical_inputs
+
+    prints = {"/s/baseline/resources/skills/0/a": {"SKILL.md": "1"}, "/s/baseline/resources/skills/1/b": {"SKILL.md": "2"}}
+    other = {k.replace("baseline", "candidate"): v for k, v in prints.items()}
+    assert identical_inputs(prints, other, 0, 0)
+    assert not identical_inputs(prints, other, 0, 1)
+    assert not identical_inputs(prints, {**other, "/s/candidate/resources/context/0/c.md": {".": "3"}}, 0, 0)
