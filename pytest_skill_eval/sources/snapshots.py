@@ -7,12 +7,16 @@ the variant ``invalid``.
 
 from __future__ import annotations
 
+import difflib
+import json
 import os
 import posixpath
 import shutil
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from pytest_skill_eval.errors import SourceError
 
@@ -52,7 +56,57 @@ def not_found_message(root: Path, rel: str) -> str:
     for ancestor in Path(os.path.abspath(root)).parents:
         if os.path.lexists(ancestor / rel):
             return f"{message}; it exists under {ancestor}: run from there"
-    return message
+    return message + _did_you_mean(nearest_path(rel, lambda r: os.path.lexists(root / r), lambda d: _listdir(root / d)))
+
+
+def _ref_suggestion(repo: Any, ref: str) -> str:
+    """The branches and tags nearest to the unknown *ref* (``difflib``), else the ones there are
+    (a repository whose only branch is ``master`` asked for ``main``)."""
+    try:
+        branches = [head.name for head in repo.heads]
+        tags = [tag.name for tag in repo.tags]
+    except (OSError, ValueError):
+        return ""
+    names = sorted(set(branches) | set(tags))
+    if not names:
+        return ""
+    close = difflib.get_close_matches(ref, names, n=3, cutoff=0.6)
+    if close:
+        return "; did you mean " + " or ".join(json.dumps(name, ensure_ascii=False) for name in close) + "?"
+    shown = [json.dumps(name, ensure_ascii=False) for name in sorted(branches)[:5]]
+    listed = f"branches: {', '.join(shown)}" if shown else ""
+    if tags:
+        more = f" and {len(tags) - 5} more" if len(tags) > 5 else ""
+        listed += ("; " if listed else "") + "tags: " + ", ".join(json.dumps(t, ensure_ascii=False) for t in sorted(tags)[:5]) + more
+    return f"; the repository has {listed}"
+
+
+def _listdir(directory: Path) -> list[str]:
+    try:
+        return sorted(os.listdir(directory))
+    except OSError:
+        return []
+
+
+def _did_you_mean(suggestion: str | None) -> str:
+    return f" (did you mean {json.dumps(suggestion, ensure_ascii=False)}?)" if suggestion else ""
+
+
+def nearest_path(rel: str, exists: Callable[[str], bool], entries: Callable[[str], list[str]]) -> str | None:
+    """The existing path nearest to the missing *rel*: each missing segment, from the top, replaced by
+    the closest name in its directory (``difflib``); None when one has no close name."""
+    fixed = [part for part in posixpath.normpath(rel).split("/") if part not in ("", ".")]
+    if not fixed or ".." in fixed:
+        return None
+    for i in range(len(fixed)):
+        if exists("/".join(fixed[: i + 1])):
+            continue
+        close = difflib.get_close_matches(fixed[i], entries("/".join(fixed[:i])), n=1, cutoff=0.6)
+        if not close:
+            return None
+        fixed[i] = close[0]
+    found = "/".join(fixed)
+    return found if found != rel and exists(found) else None
 
 
 def copy_working_tree(root: Path, rel: str, dest: Path) -> None:
@@ -98,7 +152,8 @@ class GitSource:
         try:
             self.commit = self.repo.commit(ref)
         except (git.BadName, ValueError, git.GitCommandError) as exc:
-            raise SourceError(f"git source: ref {ref!r} does not resolve to a commit ({exc})") from None
+            raise SourceError(f"git source: ref {ref!r} does not resolve to a commit ({exc})"
+                              + _ref_suggestion(self.repo, ref)) from None
         self.ref = ref
         worktree = Path(self.repo.working_tree_dir or root).resolve()
         # declared paths are relative to the definition root; the tree is relative to the repo top
@@ -115,8 +170,24 @@ class GitSource:
         try:
             obj = self.commit.tree / path
         except KeyError:
-            raise SourceError(f"{rel}: not found in commit {self.commit.hexsha[:12]} (ref {self.ref!r})") from None
+            base = "" if self.prefix == "." else f"{self.prefix}/"
+            suggestion = nearest_path(rel, lambda r: self._lookup(base + r) is not None, lambda d: self._names(base + d))
+            raise SourceError(f"{rel}: not found in commit {self.commit.hexsha[:12]} (ref {self.ref!r})"
+                              + _did_you_mean(suggestion)) from None
         self._materialise(obj, dest, rel, path)
+
+    def _lookup(self, path: str) -> Any:
+        path = path.rstrip("/")
+        try:
+            return self.commit.tree / path if path else self.commit.tree
+        except KeyError:
+            return None
+
+    def _names(self, directory: str) -> list[str]:
+        tree = self._lookup(directory)
+        if tree is None or getattr(tree, "type", None) != "tree":
+            return []
+        return sorted(posixpath.basename(child.path) for child in tree)
 
     def _materialise(self, obj: object, dest: Path, rel: str, top: str) -> None:
         if getattr(obj, "type", None) == "submodule":

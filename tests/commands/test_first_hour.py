@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -154,3 +155,100 @@ def test_the_same_skills_with_another_target_are_not_identical() -> None:
     assert identical_inputs(prints, other, 0, 0)
     assert not identical_inputs(prints, other, 0, 1)
     assert not identical_inputs(prints, {**other, "/s/candidate/resources/context/0/c.md": {".": "3"}}, 0, 0)
+
+
+# -- 5: paths and refs get suggestions -------------------------------------------------------
+
+
+def group_file(repo: Path, name: str = "body") -> Path:
+    return repo / ".skill-eval" / "brand-guidelines" / "groups" / f"{name}.json"
+
+
+def rewrite(repo: Path, change: Any, name: str = "body") -> None:
+    doc = json.loads(group_file(repo, name).read_text())
+    change(doc)
+    group_file(repo, name).write_text(json.dumps(doc, indent=2))
+
+
+def errors(repo: Path, env: dict[str, str] | None = None) -> list[str]:
+    text, _ = check_path(Path(".skill-eval/brand-guidelines/groups/body.json"), repo, env=env)
+    return [line.strip() for line in text.splitlines() if line.strip().startswith("error")]
+
+
+def test_a_misspelled_skill_fixture_or_context_path_suggests_the_nearest(repo: Path) -> None:
+    (repo / "fixtures" / "small-project").mkdir(parents=True)
+    (repo / "fixtures" / "small-project" / "a.txt").write_text("a\n")
+    (repo / "docs").mkdir()
+    (repo / "docs" / "style-guide.md").write_text("style\n")
+
+    def typos(doc: dict[str, Any]) -> None:
+        doc["fixture"] = "fixtures/smal-project"
+        for side in ("baseline", "candidate"):
+            doc["variants"][side]["skills"] = ["skill/brand-guideline"]  # two segments wrong
+        doc["variants"]["candidate"]["context"] = ["docs/style-guid.md"]
+
+    rewrite(repo, typos)
+    found = errors(repo)
+    (fixture,) = [line for line in found if line.startswith("error fixture ")]
+    assert fixture.endswith(f"/fixture: fixtures/smal-project: not found under the definition root {repo} "
+                            '(the current directory) (did you mean "fixtures/small-project"?) (the group would be invalid)')
+    (working,) = [line for line in found if "candidate skill 0" in line]
+    assert 'skill/brand-guideline: not found under the definition root' in working
+    assert '(did you mean "skills/brand-guidelines"?)' in working
+    (committed,) = [line for line in found if "baseline skill 0" in line]  # the baseline is HEAD
+    assert "skill/brand-guideline: not found in commit " in committed
+    assert '(did you mean "skills/brand-guidelines"?)' in committed
+    (context,) = [line for line in found if "candidate context 0" in line]
+    assert '(did you mean "docs/style-guide.md"?)' in context
+    # nothing close: no guess
+    rewrite(repo, lambda doc: doc.__setitem__("fixture", "completely/different"))
+    (fixture,) = [line for line in errors(repo) if "error fixture" in line]
+    assert "did you mean" not in fixture
+
+
+def test_an_unknown_ref_names_the_nearest_branches_and_tags(repo: Path) -> None:
+    git(repo, "branch", "-m", "main", "master")  # the repository's only branch is master
+    rewrite(repo, lambda doc: doc["variants"]["baseline"]["source"].__setitem__("ref", "main"))
+    (line,) = [line for line in errors(repo) if "baseline source" in line]
+    assert "git source: ref 'main' does not resolve to a commit" in line
+    assert '; the repository has branches: "master" (the variant would be invalid)' in line
+    git(repo, "tag", "v1.2.0")
+    rewrite(repo, lambda doc: doc["variants"]["baseline"]["source"].__setitem__("ref", "v1.2.1"))
+    (line,) = [line for line in errors(repo) if "baseline source" in line]
+    assert '; did you mean "v1.2.0"? (the variant would be invalid)' in line
+
+
+def test_an_absolute_path_inside_the_root_suggests_its_relative_form(repo: Path) -> None:
+    absolute = str(repo / "skills" / "brand-guidelines")
+    rewrite(repo, lambda doc: doc["variants"]["candidate"].__setitem__("skills", [absolute]))
+    (line,) = errors(repo)
+    assert line.endswith(f'/variants/candidate/skills/0: expected a relative path, found absolute path "{absolute}"; '
+                         'relative to the definition root that is "skills/brand-guidelines"')
+    # outside the root there is no relative form to suggest
+    rewrite(repo, lambda doc: doc["variants"]["candidate"].__setitem__("skills", ["/usr/share"]))
+    (line,) = errors(repo)
+    assert line.endswith('found absolute path "/usr/share"')
+    # a suite's group references are relative to the suite's directory
+    suite = repo / ".skill-eval" / "brand-guidelines" / "suite.json"
+    doc = json.loads(suite.read_text())
+    doc["groups"][1] = str(group_file(repo))
+    suite.write_text(json.dumps(doc))
+    text, ok = check(repo)
+    assert not ok
+    assert 'relative to the suite\'s directory that is "groups/body.json"' in text
+
+
+def test_a_declared_but_unset_key_names_the_unset_variable_first(repo: Path) -> None:
+    def real_model(doc: dict[str, Any]) -> None:
+        doc["model"] = {"model": "anthropic/claude-sonnet-4-5"}
+        doc["runtime"] = {"host": "pi", "session": False, "extensions": [],
+                          "environment": {"literal": {}, "inherit": ["ANTHROPIC_API_KEY"]}}
+
+    rewrite(repo, real_model)
+    (line,) = [line for line in errors(repo, env={}) if "model" in line]
+    assert ("provider anthropic gets no credential: ANTHROPIC_API_KEY is in the group's runtime.environment.inherit "
+            "but not set where pytest runs: set it (export ANTHROPIC_API_KEY=...), or ") in line
+    # not declared at all: the advice starts with declaring it, as before
+    rewrite(repo, lambda doc: doc["runtime"]["environment"].__setitem__("inherit", []))
+    (line,) = [line for line in errors(repo, env={}) if "model" in line]
+    assert "gets no credential: add ANTHROPIC_API_KEY or " in line
