@@ -268,14 +268,14 @@ def write_report(result_dir: Path, output: Path | None = None) -> tuple[Path, li
     inside = result_dir / REPORT_FILE
     if output is None or output.resolve() != inside.resolve():
         try:
-            store.write_atomic(inside, page)
+            store.write_atomic(inside, page, shared=True)
         except OSError as exc:
             if output is None:
                 raise
             warnings.append(f"could not store a copy in the result directory: {inside}: {exc}")
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
-        store.write_atomic(output, page)
+        store.write_atomic(output, page, shared=True)
     return (output if output is not None else inside), warnings
 
 

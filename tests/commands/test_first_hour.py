@@ -4,6 +4,9 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -252,3 +255,48 @@ def test_a_declared_but_unset_key_names_the_unset_variable_first(repo: Path) -> 
     rewrite(repo, lambda doc: doc["runtime"]["environment"].__setitem__("inherit", []))
     (line,) = [line for line in errors(repo, env={}) if "model" in line]
     assert "gets no credential: add ANTHROPIC_API_KEY or " in line
+
+
+# -- 8: what users share follows the umask; evidence stays private -------------------------------
+
+
+@pytest.fixture
+def umask() -> Iterator[Callable[[int], None]]:
+    """Set the process umask for one test (restored after it)."""
+    old = os.umask(0o022)
+    os.umask(old)
+
+    def set_mask(mask: int) -> None:
+        os.umask(mask)
+
+    yield set_mask
+    os.umask(old)
+
+
+def modes(root: Path, paths: list[Path]) -> set[int]:
+    return {stat.S_IMODE((root / p).stat().st_mode) for p in paths}
+
+
+@pytest.mark.parametrize(("mask", "expected"), [(0o022, 0o644), (0o077, 0o600), (0o002, 0o664)])
+def test_init_writes_files_the_umask_allows(tmp_path: Path, umask: Callable[[int], None], mask: int,
+                                            expected: int) -> None:
+    from pytest_skill_eval.commands.init import init_skill
+
+    root = skill_repo(tmp_path / "my-skills")
+    umask(mask)
+    report = init_skill(Path("skills/brand-guidelines"), root)
+    assert modes(root, [Path(f.path) for f in report.scaffold.files]) == {expected}
+
+
+@pytest.mark.parametrize(("mask", "expected"), [(0o022, 0o644), (0o077, 0o600)])
+def test_the_html_report_follows_the_umask_and_evidence_stays_private(tmp_path: Path, umask: Callable[[int], None],
+                                                                      mask: int, expected: int) -> None:
+    from pytest_skill_eval.commands.report import write_report
+    from pytest_skill_eval.evidence import store
+
+    result = tmp_path / ".skill-eval" / "runs" / "20261203120000-0123abcd"
+    umask(mask)
+    store.write_json(result / "selection.json", {"variants": ["baseline", "candidate"], "groups": []})
+    written, _ = write_report(result, tmp_path / "published" / "report.html")
+    assert modes(tmp_path, [written, result / "report.html"]) == {expected}
+    assert modes(tmp_path, [result / "selection.json"]) == {0o600}  # evidence: its owner's only
