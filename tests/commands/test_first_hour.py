@@ -300,3 +300,30 @@ def test_the_html_report_follows_the_umask_and_evidence_stays_private(tmp_path: 
     written, _ = write_report(result, tmp_path / "published" / "report.html")
     assert modes(tmp_path, [written, result / "report.html"]) == {expected}
     assert modes(tmp_path, [result / "selection.json"]) == {0o600}  # evidence: its owner's only
+
+
+# -- 9: skill-eval run exits 0 on failed checks, and says so where it is listed -------------------
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def readme_commands() -> list[str]:
+    """The command lines of the README's "Using it on your skill" code blocks."""
+    section = README.read_text(encoding="utf-8").split("## Using it on your skill", 1)[1].split("\n## ", 1)[0]
+    return [line for block in section.split("```bash\n")[1:] for line in block.split("```")[0].splitlines()]
+
+
+def test_the_readme_says_skill_eval_run_exits_0_where_it_lists_it() -> None:
+    (line,) = [line for line in readme_commands() if line.startswith("skill-eval run ")]
+    assert "exits 0 even when checks fail (CI: use pytest)" in line
+    section = README.read_text(encoding="utf-8").split("## Using it on your skill", 1)[1]
+    assert "For a CI job that\nmust fail when the candidate's checks fail, use `pytest --skill-eval …` (exit 1" in section
+
+
+def test_skill_eval_run_help_points_ci_users_to_pytest(tmp_path: Path) -> None:
+    done = skill_eval(tmp_path, "run", "--help")
+    assert done.returncode == 0
+    assert "To fail a CI job when the candidate's checks fail, run pytest --skill-eval TARGET instead (exit 1)." in " ".join(
+        done.stdout.split())
+    listed = skill_eval(tmp_path, "--help")
+    assert "(exits 0 when checks fail; for CI use pytest --skill-eval)" in " ".join(listed.stdout.split())
