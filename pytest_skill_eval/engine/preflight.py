@@ -71,6 +71,7 @@ def problems_of(findings: list[Finding]) -> list[Finding]:
 def preflight_group(group: Group, ctx: PreflightContext) -> list[Finding]:
     """Every finding about *group*: expectations and comparisons, model, sources, environment."""
     findings = expectation_findings(group) + model_findings(group, ctx) + environment_findings(group, ctx)
+    findings += placeholder_findings(group)
     with tempfile.TemporaryDirectory(prefix="skill-eval-check-") as scratch:
         findings += source_findings(group, ctx, Path(scratch))
     return findings
@@ -116,6 +117,16 @@ def expectation_findings(group: Group) -> list[Finding]:
 def _pointer_of(problem: str, fallback: str) -> str:
     head = problem.split(": ", 1)[0]
     return head if head.startswith("/") else fallback
+
+
+def placeholder_findings(group: Group) -> list[Finding]:
+    """A warning for every ``[placeholder: …]`` of ``skill-eval init`` still in a prompt."""
+    from pytest_skill_eval.scaffold import placeholders
+
+    return [Finding(None, "placeholder", f"{pointer} still holds skill-eval init's {text}: write the request "
+                    "as a user would make it (the run sends the placeholder to the model as it is)", pointer,
+                    warning=True)
+            for pointer, text in placeholders(group.prompts, group.input_kind)]
 
 
 # -- model and credentials ---------------------------------------------------------------

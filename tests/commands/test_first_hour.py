@@ -115,6 +115,8 @@ def test_check_warns_when_the_edit_is_committed(repo: Path) -> None:
     text, ok = check(repo)
     assert ok and "identical" not in text, text  # an uncommitted edit: the variants differ
     git(repo, "commit", "-qam", "New description")
+    rewrite(repo, lambda doc: doc["input"].__setitem__("turns", ["What is 17 times 23?", "Style my slides, please."]),
+            "description")  # no placeholder left to warn of
     text, ok = check(repo)
     assert ok, text  # nothing stops a run, but nothing it shows can mean anything
     warned = [line for line in text.splitlines() if line.startswith("  warn  identical variants ")]
@@ -327,3 +329,46 @@ def test_skill_eval_run_help_points_ci_users_to_pytest(tmp_path: Path) -> None:
         done.stdout.split())
     listed = skill_eval(tmp_path, "--help")
     assert "(exits 0 when checks fail; for CI use pytest --skill-eval)" in " ".join(listed.stdout.split())
+
+
+# -- 6: init's starter suite -----------------------------------------------------------------------
+
+
+def test_the_description_prompt_is_a_task_placeholder_not_the_description(repo: Path) -> None:
+    doc = json.loads(group_file(repo, "description").read_text())
+    second = doc["input"]["turns"][1]
+    assert "Anthropic" not in second and "brand" not in second  # neither the description nor the skill's name
+    assert second == ("Now the real task: [placeholder: a request a user of this skill would make, in their own "
+                      "words, without naming the skill]")
+
+
+def test_check_warns_while_the_placeholder_is_in_place(repo: Path) -> None:
+    edit(repo, description="Brand colours and fonts for anything Anthropic ships.")  # no identical warning
+    text, ok = check(repo)
+    assert ok, text
+    (line,) = [line for line in text.splitlines() if line.startswith("  warn ")]
+    assert line.split() [:3] == ["warn", "placeholder", "/input/turns/1"]
+    assert "still holds skill-eval init's [placeholder: a request a user of this skill would make" in line
+    assert text.splitlines()[-1] == "no problems found, 1 warning (warn lines)"
+    rewrite(repo, lambda doc: doc["input"].__setitem__(
+        "turns", [doc["input"]["turns"][0], "Can you make this slide deck look like it came from Anthropic?"]),
+        "description")
+    text, ok = check(repo)
+    assert ok and "warn" not in text and text.splitlines()[-1] == "no problems found", text
+
+
+def test_the_readmes_k_example_selects_one_of_inits_groups(repo: Path) -> None:
+    import shlex
+    import subprocess
+    import sys
+
+    (example,) = [line for line in readme_commands() if " -k " in line]
+    args = shlex.split(example.split("#", 1)[0].replace(".skill-eval/my-skill/", ".skill-eval/brand-guidelines/"))
+    assert args[0] == "pytest"
+    done = subprocess.run([sys.executable, "-m", "pytest", *args[1:], "--collect-only", "-q", "-p", "no:cacheprovider"],
+                          cwd=repo, capture_output=True, text=True, timeout=300, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert [line for line in done.stdout.splitlines() if "::" in line] == [f"{SUITE}::description"]
+    assert "1/2 tests collected (1 deselected)" in done.stdout
+    readme = (repo / ".skill-eval" / "brand-guidelines" / "README.md").read_text()
+    assert f"pytest --skill-eval {SUITE} -k description   # one group, by its id" in readme
