@@ -88,7 +88,7 @@ class SkillEvalSession:
         self.selected = frozenset([variant] if variant else ["baseline", "candidate"])
         #: True when the run was narrowed to the declared paths (no positional arguments).
         self.only_declared = False
-        self.progress = LiveProgress(config, enabled=not is_worker)
+        self.progress = LiveProgress(config, enabled=not is_worker, trials=self.settings.count)
         self._bases: dict[Path, int] = {}
         self._next_base = 0
         self._selected_position: int | None = None
