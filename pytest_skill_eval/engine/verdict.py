@@ -53,6 +53,13 @@ def identical_inputs_advice(group_dir: Path) -> str | None:
 
     A group with trials is judged by its first trial (every trial snapshots the same sources).
     """
+    try:
+        return _identical_inputs_advice(group_dir)
+    except (EvidenceError, OSError, ValueError):  # an unreadable file only loses the warning
+        return None
+
+
+def _identical_inputs_advice(group_dir: Path) -> str | None:
     from pytest_skill_eval.evidence.reader import read_optional
     from pytest_skill_eval.evidence.records import DefinitionRecord, FingerprintsRecord
     from pytest_skill_eval.sameness import identical_advice, identical_inputs
