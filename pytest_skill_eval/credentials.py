@@ -118,6 +118,12 @@ def credential_for(provider: str, inherit: Sequence[str], env: Mapping[str, str]
             return Credential(provider, f"inherited {name}", _fix(provider, variables))
     if not variables and not isinstance(custom, dict):
         return None
+    unset = [name for name in variables if name in inherit and name not in env]
+    if unset:
+        # declared but unset: the variable to set comes first, the other ways after it
+        return Credential(provider, None, f"{unset[0]} is in the group's runtime.environment.inherit but not set "
+                                          f"where pytest runs: set it (export {unset[0]}=...), or "
+                                          f"{_fix(provider, variables)}")
     return Credential(provider, None, _fix(provider, variables))
 
 

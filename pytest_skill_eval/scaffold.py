@@ -282,9 +282,22 @@ RESULT_FILE = "result.json"
 RESULT_CONTENT = '{"status": "complete"}'
 
 
-def _description_prompt(skill: SkillMetadata) -> str:
-    # the description quoted as a request: it names the task, never the skill (replace it with your users' words)
-    return f"Now the real task. Please help me with this: {skill.description}"
+#: how init marks text it cannot know and the author must write; ``skill-eval check`` warns while one is there
+PLACEHOLDER = re.compile(r"\[placeholder: [^\]]*\]")
+#: the description group's second turn: a natural request with the task left for the author to write. Not
+#: the description pasted in: that teaches the wrong pattern (a user never quotes the description) and
+#: goes stale when the description changes, which is exactly what the group compares.
+TASK_TURN = ("Now the real task: [placeholder: a request a user of this skill would make, in their own words, "
+             "without naming the skill]")
+
+
+def placeholders(prompts: tuple[str, ...], input_kind: str) -> list[tuple[str, str]]:
+    """``(JSON pointer, placeholder)`` of every init placeholder still in a group's prompts."""
+    found: list[tuple[str, str]] = []
+    for index, prompt in enumerate(prompts):
+        pointer = "/input/prompt" if input_kind == "prompt" else f"/input/turns/{index}"
+        found += [(pointer, match.group()) for match in PLACEHOLDER.finditer(prompt)]
+    return found
 
 
 def _description_group(skill: SkillMetadata) -> dict[str, Any]:
@@ -293,7 +306,7 @@ def _description_group(skill: SkillMetadata) -> dict[str, Any]:
         "kind": "group",
         "id": "description",
         "type": "description",
-        "input": {"turns": [UNRELATED_TURN, _description_prompt(skill)]},
+        "input": {"turns": [UNRELATED_TURN, TASK_TURN]},
         "fixture": None,
         "tools": ["read"],
         "variants": _variants(skill),
@@ -400,6 +413,9 @@ def _readme(skill: SkillMetadata, kinds: list[str]) -> str:
         "",
         "```bash",
         f"pytest --skill-eval {directory}/suite.json",
+        *([f"pytest --skill-eval {directory}/suite.json -k description   # one group, by its id"]
+          if "description" in kinds else []),
+        f"pytest --skill-eval {directory}/suite.json -k body",
         "```",
         "",
         "| file | what it is |",
@@ -417,9 +433,20 @@ def _readme(skill: SkillMetadata, kinds: list[str]) -> str:
         f"Both groups compare the skill at `{skill.path}` as committed at Git `HEAD` (the baseline) with",
         "the working tree (the candidate). Edit the skill, do not commit, run the suite, and read",
         "the transitions (`fail-to-pass`, `pass-to-fail`, ...). Once you commit, `HEAD` *is* the",
-        'working tree again: to compare with a fixed point, set the baseline\'s `"ref"` to a branch,',
-        'tag or commit (`"main"`, `"v1.2.0"`). A description group may differ only in the',
-        "frontmatter `description` between the two; a body change belongs in the body group.",
+        'working tree again (`skill-eval check` warns that baseline and candidate are identical):',
+        'to compare with a fixed point, set the baseline\'s `"ref"` to a branch, tag or commit',
+        '(`"main"`, `"v1.2.0"`).',
+        "",
+        "The description group compares the frontmatter `description` alone, so an edit of the",
+        "description *and* the body (the usual one) makes it `invalid`. Then either:",
+        "",
+        "- commit the body change first (`git add -p`, leaving only the description edit",
+        "  uncommitted), so the baseline at `HEAD` has the new body too;",
+        '- or point the baseline\'s `"ref"` at a commit that already has the new body;',
+        "- or leave the description group out of the run:",
+        f'  `pytest --skill-eval {directory}/suite.json -k "not description"`.',
+        "",
+        "The body group runs either way.",
         "",
         "## The scripted stand-in model (what runs now)",
         "",
@@ -444,9 +471,10 @@ def _readme(skill: SkillMetadata, kinds: list[str]) -> str:
         "   `--skill-eval-auth auth.json` / `--skill-eval-models models.json` (a local",
         "   OpenAI-compatible server). The `scripts/` directory is then unused; delete it.",
         "2. Replace the prompts (`input.turns`) with requests your users make. The description",
-        "   group's second turn now quotes the skill's description, which makes loading the skill",
-        "   easy; a real test asks for the task in the user's words without naming the skill. Its",
-        "   first turn is unrelated on purpose (the skill should stay unread there).",
+        "   group's second turn holds a `[placeholder: ...]` (`skill-eval check` warns until it is",
+        "   gone): write the task as a user would ask for it, without naming the skill and without",
+        "   pasting the description (that would test nothing, and go stale when the description",
+        "   changes). Its first turn is unrelated on purpose (the skill should stay unread there).",
         "3. Make the body group test what the body says: give it a `fixture` (a directory of input",
         "   files outside `.skill-eval/`, copied into the workspace), and expectations on what the",
         f"   skill should make the agent produce instead of the `{RESULT_FILE}` that turn two asks for",

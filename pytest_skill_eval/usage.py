@@ -211,7 +211,18 @@ def usage_text(usage: Usage) -> str:
 
 
 def usage_lines(usage: VariantUsage, indent: str = "  ") -> list[str]:
-    """``-v`` / view lines: the usage of each variant and the group's total."""
+    """``-v`` / failure lines: the usage of each variant and the group's total.
+
+    With no cost reported at all (the scripted stand-in, a model without pricing) the three
+    lines would each end ``cost unavailable``: one line says it once, with each variant's
+    tokens (the per-message breakdown stays in ``skill-eval view`` and the report).
+    """
+    if usage.total.cost is None:
+        if usage.total.total_tokens is None:
+            return [f"{indent}{'usage':<16} tokens {UNAVAILABLE}, cost {UNAVAILABLE}"]
+        sides = ", ".join(f"{name} {tokens_text(part)}" for name, part in (("baseline", usage.baseline),
+                                                                          ("candidate", usage.candidate)))
+        return [f"{indent}{'usage':<16} tokens {tokens_text(usage.total)} ({sides}), cost {cost_text(usage.total)}"]
     return [f"{indent}{'usage ' + name:<16} {usage_text(part)}"
             for name, part in (("baseline", usage.baseline), ("candidate", usage.candidate), ("total", usage.total))]
 

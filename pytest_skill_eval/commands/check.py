@@ -124,6 +124,7 @@ def render_report(target: str, title: str, groups: Sequence[GroupReport], errors
         lines.append(f"plan: {plan}")
     # a DefinitionError lists one problem per line
     problems = sum(len(message.split("\n")) for message in errors)
+    warnings = 0
     for message in errors:
         lines += [f"  error {line}" for line in message.split("\n")]
     for group in groups:
@@ -135,12 +136,16 @@ def render_report(target: str, title: str, groups: Sequence[GroupReport], errors
             continue
         width = max((len(f.subject) for f in group.findings), default=0)
         for finding in group.findings:
-            mark = "ok   " if finding.ok else "error" if finding.ok is False else "skip "
+            mark = "ok   " if finding.ok else "error" if finding.ok is False else "warn " if finding.warning else "skip "
             problems += finding.ok is False
+            warnings += finding.warning
             detail = finding.detail
             if finding.ok is False and finding.pointer and finding.pointer not in detail:
                 detail = f"{finding.pointer}: {detail}"  # where to fix it, as definition errors say
             lines.append(f"  {mark} {finding.subject:<{width}}  {detail}")
     lines.append("")
-    lines.append("no problems found" if problems == 0 else f"{problems} problem{'s' if problems != 1 else ''} found")
+    verdict = "no problems found" if problems == 0 else f"{problems} problem{'s' if problems != 1 else ''} found"
+    if warnings:
+        verdict += f", {warnings} warning{'s' if warnings != 1 else ''} (warn lines)"
+    lines.append(verdict)
     return "\n".join(lines) + "\n", problems == 0

@@ -28,12 +28,13 @@ def _parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     run = sub.add_parser(
-        "run", help="Run a suite or group definition",
+        "run", help="Run a suite or group definition (exits 0 when checks fail; for CI use pytest --skill-eval)",
         usage=("skill-eval run [-h] [--group ID|POSITION] [--variant {baseline,candidate}] [--shard K/N] target "
                "[-- PYTEST_ARGS ...]"),
         epilog="Arguments after -- go to pytest unchanged, e.g. -- -n 4 --junitxml=report.xml. "
                "Exit status: 0 complete (failed checks included), 1 invalid, infrastructure-failed or grade-error, "
-               "2 cancelled, 4 usage error, 5 nothing selected.",
+               "2 cancelled, 4 usage error, 5 nothing selected. To fail a CI job when the candidate's checks "
+               "fail, run pytest --skill-eval TARGET instead (exit 1).",
     )
     run.add_argument("target", help="Suite or group definition path, from the current directory")
     run.add_argument("--group", metavar="ID|POSITION", help="Suite group id or one-based position")

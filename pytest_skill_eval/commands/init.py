@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 
 from pytest_skill_eval.definitions.rules import RUNS_TREE, _evidence_tree_problem
 from pytest_skill_eval.errors import InitRefused, SkillFileError
+from pytest_skill_eval.evidence.store import shared_mode
 from pytest_skill_eval.paths import check_relative
 from pytest_skill_eval.scaffold import Scaffold, SkillMetadata, build_scaffold, read_skill
 
@@ -160,6 +161,7 @@ def _write_new(target: Path, text: str) -> None:
     """Write *target* whole, or not at all; never replace an existing file (link, unlike rename, refuses)."""
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".tmp")
     try:
+        os.fchmod(fd, shared_mode())  # a suite to commit and share: the umask decides, not mkstemp's 0600
         with os.fdopen(fd, "w", encoding="utf-8", newline="\n") as out:
             out.write(text)
             out.flush()

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from pytest_skill_eval import __version__
+from pytest_skill_eval.engine.verdict import identical_inputs_advice
 from pytest_skill_eval.errors import EvidenceError, SkillEvalError
 from pytest_skill_eval.evidence import layout, records, store
 from pytest_skill_eval.evidence.locate import regrade_files, regrade_time, resolve_result
@@ -37,8 +38,8 @@ from pytest_skill_eval.render.html import (
     diff_files,
     diff_trees,
     render_report,
-    resource_key,
 )
+from pytest_skill_eval.sameness import resource_key
 
 #: the report's name inside the result directory
 REPORT_FILE = "report.html"
@@ -242,7 +243,8 @@ def _group(gdir: Path, result_dir: Path) -> ReportGroup:
     resources = _resources(gdir, variants, result_dir, problems)
     return ReportGroup(dir=gdir.name, position=layout.group_position(gdir.name), record=record, grade=grade,
                        regrade=regrade, definition=definition, variants=variants, resources=resources,
-                       problems=tuple(problems), aggregate=aggregate, trial=1 if trials is not None else None)
+                       problems=tuple(problems), aggregate=aggregate, trial=1 if trials is not None else None,
+                       identical=identical_inputs_advice(gdir))
 
 
 def load_report(result_dir: Path, *, now: datetime | None = None) -> Report:
@@ -266,14 +268,14 @@ def write_report(result_dir: Path, output: Path | None = None) -> tuple[Path, li
     inside = result_dir / REPORT_FILE
     if output is None or output.resolve() != inside.resolve():
         try:
-            store.write_atomic(inside, page)
+            store.write_atomic(inside, page, shared=True)
         except OSError as exc:
             if output is None:
                 raise
             warnings.append(f"could not store a copy in the result directory: {inside}: {exc}")
     if output is not None:
         output.parent.mkdir(parents=True, exist_ok=True)
-        store.write_atomic(output, page)
+        store.write_atomic(output, page, shared=True)
     return (output if output is not None else inside), warnings
 
 

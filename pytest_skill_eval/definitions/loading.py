@@ -128,8 +128,46 @@ def _group_from_document(path: Path, doc: dict[str, Any], root: Path) -> Group:
     problems = check_group_document(doc)
     problems.extend(_group_containment_problems(doc, root))
     if problems:
-        raise DefinitionError(str(path), problems)
+        raise DefinitionError(str(path), _with_relative_forms(problems, doc, root, root))
     return group_from_document(path, doc)
+
+
+_ABSOLUTE = "expected a relative path, found absolute path "
+
+
+def _with_relative_forms(problems: list[Problem], doc: Any, root: Path, base: Path) -> list[Problem]:
+    """Each absolute-path problem whose path lies inside *root* also says its form relative to *base*
+    (the definition root, or the suite's directory for a suite's group references)."""
+    real_root = Path(os.path.realpath(root))
+    shown: list[Problem] = []
+    for problem in problems:
+        value = _value_at(doc, problem.pointer) if problem.message.startswith(_ABSOLUTE) else None
+        if isinstance(value, str) and value.startswith("/"):
+            try:
+                real = Path(os.path.realpath(value))
+            except (OSError, ValueError):  # NUL, a lone surrogate: said by the problem already
+                real = real_root
+            if real != real_root and real.is_relative_to(real_root):
+                relative = os.path.relpath(real, os.path.realpath(base)).replace(os.sep, "/")
+                where = "the definition root" if base == root else "the suite's directory"
+                problem = dataclasses.replace(
+                    problem, message=f"{problem.message}; relative to {where} that is {_quote(relative)}")
+        shown.append(problem)
+    return shown
+
+
+def _value_at(doc: Any, pointer: str) -> Any:
+    from pytest_skill_eval.jsonpointer import parse
+
+    value = doc
+    for token in parse(pointer) or ():
+        if isinstance(value, dict):
+            value = value.get(token)
+        elif isinstance(value, list) and token.isdigit() and int(token) < len(value):
+            value = value[int(token)]
+        else:
+            return None
+    return value
 
 
 def _suite_from_document(path: Path, doc: dict[str, Any], root: Path) -> Suite:
@@ -172,7 +210,7 @@ def _suite_from_document(path: Path, doc: dict[str, Any], root: Path) -> Suite:
                 )
             )
     if problems:
-        raise DefinitionError(str(path), problems)
+        raise DefinitionError(str(path), _with_relative_forms(problems, doc, root, path.parent))
     return Suite(path=path, id=doc["id"], groups=tuple(refs))
 
 

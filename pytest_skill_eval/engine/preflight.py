@@ -30,13 +30,18 @@ GRADE_ERROR = "would be grade-error: "
 
 @dataclass(frozen=True, slots=True)
 class Finding:
-    """One checked thing: ``ok`` is False for a problem, None for something not checked."""
+    """One checked thing: ``ok`` is False for a problem, None for something not checked.
+
+    A ``warning`` (with ``ok`` None) stops nothing and spoils no run, but makes what the run
+    shows meaningless: baseline and candidate with identical inputs.
+    """
 
     ok: bool | None
     subject: str
     detail: str
     #: the JSON pointer of the definition field the finding is about
     pointer: str | None = None
+    warning: bool = False
 
     def located(self, file: str) -> str:
         """``<file>: <pointer>: <detail>``, the definition-error format."""
@@ -66,6 +71,7 @@ def problems_of(findings: list[Finding]) -> list[Finding]:
 def preflight_group(group: Group, ctx: PreflightContext) -> list[Finding]:
     """Every finding about *group*: expectations and comparisons, model, sources, environment."""
     findings = expectation_findings(group) + model_findings(group, ctx) + environment_findings(group, ctx)
+    findings += placeholder_findings(group)
     with tempfile.TemporaryDirectory(prefix="skill-eval-check-") as scratch:
         findings += source_findings(group, ctx, Path(scratch))
     return findings
@@ -111,6 +117,16 @@ def expectation_findings(group: Group) -> list[Finding]:
 def _pointer_of(problem: str, fallback: str) -> str:
     head = problem.split(": ", 1)[0]
     return head if head.startswith("/") else fallback
+
+
+def placeholder_findings(group: Group) -> list[Finding]:
+    """A warning for every ``[placeholder: …]`` of ``skill-eval init`` still in a prompt."""
+    from pytest_skill_eval.scaffold import placeholders
+
+    return [Finding(None, "placeholder", f"{pointer} still holds skill-eval init's {text}: write the request "
+                    "as a user would make it (the run sends the placeholder to the model as it is)", pointer,
+                    warning=True)
+            for pointer, text in placeholders(group.prompts, group.input_kind)]
 
 
 # -- model and credentials ---------------------------------------------------------------
@@ -220,6 +236,8 @@ def source_findings(group: Group, ctx: PreflightContext, scratch: Path) -> list[
             continue
         ok = _variant_findings(group, name, root, scratch / name, findings)
         sources_ok = sources_ok and ok
+    if sources_ok and all(name in ctx.selected for name in VARIANTS):
+        findings += _identical_findings(group, scratch)
     if sources_ok:
         # a run checks the revision whatever is selected (both targets are snapshotted);
         # a target that cannot be snapshotted is its own variant's problem (reported above
@@ -234,6 +252,19 @@ def source_findings(group: Group, ctx: PreflightContext, scratch: Path) -> list[
             findings.append(Finding(False, "description revision", f"{revision.reason} (the group would be invalid)",
                                     "/variants"))
     return findings
+
+
+def _identical_findings(group: Group, scratch: Path) -> list[Finding]:
+    """A warning when both variants' snapshotted skills and context are byte-identical."""
+    from pytest_skill_eval.evidence.store import fingerprint_tree
+    from pytest_skill_eval.sameness import IDENTICAL, identical_advice, identical_inputs
+
+    baseline, candidate = group.baseline, group.candidate
+    prints = {name: {".": fingerprint_tree(scratch / name)} for name in VARIANTS}
+    if not identical_inputs(prints["baseline"], prints["candidate"], baseline.target, candidate.target):
+        return []
+    advice = identical_advice(baseline.source.kind, baseline.source.ref, candidate.source.kind)
+    return [Finding(None, "identical variants", f"{IDENTICAL}; {advice}", "/variants", warning=True)]
 
 
 def _variant_findings(group: Group, name: VariantName, root: Path, scratch: Path, findings: list[Finding]) -> bool:

@@ -7,6 +7,7 @@ groups the same way to exit as the single run would have.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, cast
 
 from pytest_skill_eval.definitions.model import VARIANTS
 from pytest_skill_eval.errors import EvidenceError
@@ -44,3 +45,37 @@ def judge_group_dir(group_dir: Path, *, fail_on: FailOn, pass_rate: float, alpha
         transcript = read_optional(TranscriptRecord, group_dir / name / "transcript.json")
         notes += stand_in_notes(name, run, transcript)
     return judge(group, grade, group_dir=str(group_dir), fail_on=fail_on, result_id=result_id, notes=notes)
+
+
+def identical_inputs_advice(group_dir: Path) -> str | None:
+    """What to do when the group's two variants got byte-identical skills and context (from their
+    recorded fingerprints and declared targets), else None: nothing a comparison shows can mean a change.
+
+    A group with trials is judged by its first trial (every trial snapshots the same sources).
+    """
+    try:
+        return _identical_inputs_advice(group_dir)
+    except (EvidenceError, OSError, ValueError):  # an unreadable file only loses the warning
+        return None
+
+
+def _identical_inputs_advice(group_dir: Path) -> str | None:
+    from pytest_skill_eval.evidence.reader import read_optional
+    from pytest_skill_eval.evidence.records import DefinitionRecord, FingerprintsRecord
+    from pytest_skill_eval.sameness import identical_advice, identical_inputs
+
+    definition = read_optional(DefinitionRecord, group_dir / "definition.json")
+    runs = group_dir if (group_dir / VARIANTS[0]).is_dir() else layout.trial_dir(group_dir, 1)
+    prints = {name: read_optional(FingerprintsRecord, runs / name / "fingerprints.json") for name in VARIANTS}
+    declared = definition.definition.get("variants") if definition is not None else None
+    if not isinstance(declared, dict) or any(p is None for p in prints.values()):
+        return None
+    sides = {name: declared.get(name) for name in VARIANTS}
+    if not all(isinstance(side, dict) and isinstance(side.get("source"), dict) for side in sides.values()):
+        return None
+    baseline, candidate = cast("dict[str, Any]", sides["baseline"]), cast("dict[str, Any]", sides["candidate"])
+    before = {name: record.before for name, record in prints.items() if record is not None}
+    if not identical_inputs(before["baseline"], before["candidate"], baseline.get("target"), candidate.get("target")):
+        return None
+    return identical_advice(str(baseline["source"].get("kind")), baseline["source"].get("ref"),
+                            str(candidate["source"].get("kind")))

@@ -18,14 +18,39 @@ from pytest_skill_eval.errors import EvidenceError
 from pytest_skill_eval.evidence.run_records import ManifestEntry
 
 
-def write_atomic(path: Path, data: bytes, *, sync_dir: bool = True) -> None:
+def write_atomic(path: Path, data: bytes, *, sync_dir: bool = True, shared: bool = False) -> None:
     """Write *data* to *path* so a reader sees the old file or the new one, never a torn one.
 
     The file is fsynced before the rename. ``sync_dir=False`` leaves the directory fsync
     (which makes the rename itself durable) to a later write into the same directory:
-    one directory fsync covers every rename before it.
+    one directory fsync covers every rename before it. Evidence is private to its owner
+    (0600); a file made to be shared (``shared``: the HTML report) gets the permissions the
+    process umask gives a new file, as any other tool's output would.
     """
-    _replace_with(path, lambda handle: handle.write(data), sync_dir=sync_dir)
+    def fill(handle: BinaryIO) -> None:
+        if shared:
+            os.fchmod(handle.fileno(), shared_mode())
+        handle.write(data)
+
+    _replace_with(path, fill, sync_dir=sync_dir)
+
+
+def shared_mode() -> int:
+    """``0o666`` less the process umask: the mode ``open()`` gives a new file (0644 under umask 022).
+
+    Read from ``/proc/self/status`` where Linux has it (setting the umask to read it back is
+    not thread-safe); else set and restored at once.
+    """
+    try:
+        with open("/proc/self/status", encoding="ascii") as status:
+            for line in status:
+                if line.startswith("Umask:"):
+                    return 0o666 & ~int(line.split()[1], 8)
+    except (OSError, ValueError):
+        pass
+    mask = os.umask(0o077)
+    os.umask(mask)
+    return 0o666 & ~mask
 
 
 def move_atomic(source: Path, path: Path, *, sync_dir: bool = True) -> None:

@@ -31,8 +31,7 @@ def resolve_declared(paths: Iterable[Path], root: Path, source: str, *, norecurs
             raise pytest.UsageError(f"{source} {p}: expected a suite or group definition file or a directory, "
                                     f"found {file_kind(mode)}")
         if full.is_file() and definition_kind(full) is None:
-            raise pytest.UsageError(f"{source} {p}: not a suite or group definition (expected a JSON object with "
-                                    '"schema_version" and "kind": "suite" or "group")')
+            raise pytest.UsageError(f"{source} {p}: {_not_a_definition(full)}")
         if full.is_dir():
             problem = _suiteless_directory(full, p, root, patterns)
             if problem is not None:
@@ -40,6 +39,19 @@ def resolve_declared(paths: Iterable[Path], root: Path, source: str, *, norecurs
         if full not in resolved:
             resolved.append(full)
     return resolved
+
+
+def _not_a_definition(path: Path) -> str:
+    """Why the file *path* is no definition: the located error of a file that does not read as
+    JSON (as ``skill-eval check`` gives it), else what a definition must declare."""
+    from pytest_skill_eval.definitions.document import read_document
+
+    expected = 'expected a JSON object with "schema_version" and "kind": "suite" or "group"'
+    try:
+        read_document(path)
+    except DefinitionError as exc:
+        return f"not a suite or group definition: {exc}"
+    return f"not a suite or group definition ({expected})"
 
 
 def _suiteless_directory(directory: Path, shown: Path, root: Path, norecurse: tuple[str, ...]) -> str | None:

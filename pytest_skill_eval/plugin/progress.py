@@ -21,11 +21,17 @@ class LiveProgress:
     with ``-q``, when output is not a terminal (without ``-v``), or on xdist workers (their
     output cannot reach the controller's terminal). Capture is suspended for each write,
     so progress never lands in a test's captured output.
+
+    With trials (*trials* above 1) a line per event would be one per run (345 lines for
+    20 trials of two groups), so ``-v`` shows the status line on a terminal, and elsewhere
+    one line per group.
     """
 
-    def __init__(self, config: pytest.Config, *, enabled: bool) -> None:
+    def __init__(self, config: pytest.Config, *, enabled: bool, trials: int = 1) -> None:
         self._config = config
         self._enabled = enabled
+        self._trials = trials
+        self._announced: set[str] = set()
         self._lock = threading.Lock()
         self._shown = False
         self._started = time.monotonic()
@@ -39,9 +45,10 @@ class LiveProgress:
         if reporter is None:
             return "off"
         verbosity = self._config.get_verbosity()
+        terminal = reporter.isatty() and reporter.hasmarkup
         if verbosity >= 1:
-            return "lines"
-        if verbosity == 0 and reporter.isatty() and reporter.hasmarkup:
+            return "lines" if self._trials <= 1 else "status" if terminal else "group"
+        if verbosity == 0 and terminal:
             return "status"
         return "off"
 
@@ -60,6 +67,13 @@ class LiveProgress:
         text = f"skill-eval: {neutralise(message, one_line=True)} ({time.monotonic() - self._started:.1f}s)"
         reporter = self._reporter()
         with self._lock, self._writing():
+            if mode == "group":
+                group = message.split(" [", 1)[0]  # engine messages start "<group-id> [<variant>]"
+                if group not in self._announced:
+                    self._announced.add(group)
+                    reporter.write_line(f"    skill-eval: {group}: running {self._trials} trials of each selected "
+                                        f"variant ({time.monotonic() - self._started:.1f}s)")
+                return
             if mode == "lines":
                 reporter.write_line(f"    {text}")
                 return

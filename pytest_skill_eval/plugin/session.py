@@ -36,6 +36,7 @@ from pytest_skill_eval.policy import (
     summary_table,
 )
 from pytest_skill_eval.safe_text import neutralise
+from pytest_skill_eval.sameness import IDENTICAL
 
 if TYPE_CHECKING:
     from pytest_skill_eval.definitions.sharding import Shard
@@ -60,6 +61,8 @@ class Reported:
     location: tuple[str, int | None, str]
     outcome: str
     verdict: Judgement | None
+    #: what to do when the group's variants got byte-identical skills and context (None: they differ)
+    identical: str | None = None
 
 
 class SkillEvalSession:
@@ -86,7 +89,7 @@ class SkillEvalSession:
         self.selected = frozenset([variant] if variant else ["baseline", "candidate"])
         #: True when the run was narrowed to the declared paths (no positional arguments).
         self.only_declared = False
-        self.progress = LiveProgress(config, enabled=not is_worker)
+        self.progress = LiveProgress(config, enabled=not is_worker, trials=self.settings.count)
         self._bases: dict[Path, int] = {}
         self._next_base = 0
         self._selected_position: int | None = None
@@ -415,13 +418,17 @@ class SkillEvalSession:
         if not (report.when == "call" or is_error):
             return
         verdict = None
+        identical = None
         if "skill_eval.evidence" in props:
+            from pytest_skill_eval.engine.verdict import identical_inputs_advice
+
             try:
                 verdict = self.judge(Path(props["skill_eval.evidence"]))
             except EvidenceError:
                 verdict = None
+            identical = identical_inputs_advice(Path(props["skill_eval.evidence"]))
         outcome = "error" if is_error else report.outcome
-        self.reported[report.nodeid] = Reported(report.nodeid, report.location, outcome, verdict)
+        self.reported[report.nodeid] = Reported(report.nodeid, report.location, outcome, verdict, identical)
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
         if verdict is not None and reporter is not None and self.config.get_verbosity() >= 1:
             for line in verdict.detail_lines(indent="    "):
@@ -464,6 +471,9 @@ class SkillEvalSession:
         if rows:
             for line in summary_table(rows):
                 tr.line(neutralise(line, one_line=True))
+        for r in self.reported.values():
+            if r.identical is not None:
+                tr.line(neutralise(f"warning: {r.nodeid}: {IDENTICAL}; {r.identical}", one_line=True), yellow=True)
         tr.line(f"result {self.result_id}{state}: {self.result_dir}")
         if self.html_report is not None:
             tr.line(f"html report: {self.html_report}")

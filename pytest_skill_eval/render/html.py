@@ -45,6 +45,7 @@ from pytest_skill_eval.grading.aggregate import TrialGrade
 from pytest_skill_eval.grading.results import ExpectationResult, GroupGrade
 from pytest_skill_eval.observation import ContextRequest, Turn, same_file
 from pytest_skill_eval.render.text import escape_path, neutralise
+from pytest_skill_eval.sameness import IDENTICAL
 from pytest_skill_eval.trial_policy import rate_text
 from pytest_skill_eval.usage import UNAVAILABLE, VariantUsage, money, total
 
@@ -200,6 +201,13 @@ class ReportGroup:
     #: a group run with several trials: what they say together, and which trial is shown in full
     aggregate: TrialGrade | None = None
     trial: int | None = None
+    #: what to do when the two variants got byte-identical skills and context (None: they differ)
+    identical: str | None = None
+
+    @property
+    def identical_warning(self) -> str | None:
+        """The warning the page shows when both variants got byte-identical skills and context."""
+        return f"{IDENTICAL}; {self.identical}" if self.identical is not None else None
 
     @property
     def id(self) -> str:
@@ -336,13 +344,6 @@ def diff_trees(before: Mapping[str, bytes], after: Mapping[str, bytes]) -> tuple
         for rel in sorted(set(before) | set(after))
         if rel not in before or rel not in after or not same_file(before, after, rel)
     )
-
-
-def resource_key(path: str) -> str:
-    """``skills/0/rollback`` from a fingerprinted scratch path ``…/<variant>/resources/skills/0/rollback``."""
-    marker = "/resources/"
-    cut = path.rfind(marker)
-    return path[cut + len(marker):] if cut >= 0 else path
 
 
 def turn_of(location: str) -> int | None:

@@ -177,8 +177,23 @@ def check_description_revision(group: Group, scratch: Path, root: Path,
     problem = describe_revision_difference(*snapshots)
     if problem:
         return RevisionCheck("failed", "description group: the baseline and candidate targets must differ only "
-                                       f"in their frontmatter description ({problem})")
+                                       f"in their frontmatter description ({problem}); {revision_next_step(group)}")
     return RevisionCheck("passed")
+
+
+def revision_next_step(group: Group) -> str:
+    """What to do when a description group's targets differ beyond the description (the usual
+    edit: description and body together), as one sentence of the failed rule's reason."""
+    baseline, candidate = group.baseline.source, group.candidate.source
+    if baseline.kind == "git" and baseline.ref == "HEAD" and candidate.kind == "working-tree":
+        commit = ("commit the body change first (git add -p: leave only the description edit uncommitted), "
+                  "so the baseline at HEAD has it too")
+    else:
+        commit = "make both sources hold the same body and resources, so only the description differs"
+    ref = "the baseline's" if baseline.kind == "git" else "a git baseline's"
+    return (f"a description group compares the description alone. To go on: {commit}; or point {ref} "
+            f'"ref" at a commit that already has the candidate\'s body and resources; or leave this group '
+            f'out of the run with -k "not {group.id}"')
 
 
 def copy_from_source(variant: Variant, root: Path) -> Callable[[str, Path], None]:

@@ -15,9 +15,10 @@ import posixpath
 import re
 import shutil
 import stat
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from pytest_skill_eval.errors import SourceError
 from pytest_skill_eval.paths import unsafe_character
@@ -63,7 +64,57 @@ def not_found_message(root: Path, rel: str) -> str:
     for ancestor in Path(os.path.abspath(root)).parents:
         if os.path.lexists(ancestor / rel):
             return f"{message}; it exists under {ancestor}: run from there"
-    return message
+    return message + _did_you_mean(nearest_path(rel, lambda r: os.path.lexists(root / r), lambda d: _listdir(root / d)))
+
+
+def _ref_suggestion(repo: Any, ref: str) -> str:
+    """The branches and tags nearest to the unknown *ref* (``difflib``), else the ones there are
+    (a repository whose only branch is ``master`` asked for ``main``)."""
+    try:
+        branches = [head.name for head in repo.heads]
+        tags = [tag.name for tag in repo.tags]
+    except (OSError, ValueError):
+        return ""
+    names = sorted(set(branches) | set(tags))
+    if not names:
+        return ""
+    close = difflib.get_close_matches(ref, names, n=3, cutoff=0.5)
+    if close:
+        return "; did you mean " + " or ".join(json.dumps(name, ensure_ascii=False) for name in close) + "?"
+    shown = [json.dumps(name, ensure_ascii=False) for name in sorted(branches)[:5]]
+    listed = f"branches: {', '.join(shown)}" if shown else ""
+    if tags:
+        more = f" and {len(tags) - 5} more" if len(tags) > 5 else ""
+        listed += ("; " if listed else "") + "tags: " + ", ".join(json.dumps(t, ensure_ascii=False) for t in sorted(tags)[:5]) + more
+    return f"; the repository has {listed}"
+
+
+def _listdir(directory: Path) -> list[str]:
+    try:
+        return sorted(os.listdir(directory))
+    except OSError:
+        return []
+
+
+def _did_you_mean(suggestion: str | None) -> str:
+    return f" (did you mean {json.dumps(suggestion, ensure_ascii=False)}?)" if suggestion else ""
+
+
+def nearest_path(rel: str, exists: Callable[[str], bool], entries: Callable[[str], list[str]]) -> str | None:
+    """The existing path nearest to the missing *rel*: each missing segment, from the top, replaced by
+    the closest name in its directory (``difflib``); None when one has no close name."""
+    fixed = [part for part in posixpath.normpath(rel).split("/") if part not in ("", ".")]
+    if not fixed or ".." in fixed:
+        return None
+    for i in range(len(fixed)):
+        if exists("/".join(fixed[: i + 1])):
+            continue
+        close = difflib.get_close_matches(fixed[i], entries("/".join(fixed[:i])), n=1, cutoff=0.6)
+        if not close:
+            return None
+        fixed[i] = close[0]
+    found = "/".join(fixed)
+    return found if found != rel and exists(found) else None
 
 
 #: What reading a declared working-tree path can fail with because of the path or the tree
@@ -179,18 +230,9 @@ def resolve_commit(repo: git.Repo, ref: str) -> git.Commit:
         commit.tree  # noqa: B018 - a well-formed name of no stored object (forty zeros) fails here
     except Exception as exc:  # noqa: BLE001 - GitPython raises BadName, ValueError, IndexError, NotImplementedError, ...
         why = f"GitPython does not read this form: {exc}" if isinstance(exc, NotImplementedError) else str(exc)
-        raise SourceError(f"git source: ref {ref!r} does not resolve to a commit ({why}){_nearest(repo, ref)}") from None
+        raise SourceError(f"git source: ref {ref!r} does not resolve to a commit ({why}){_ref_suggestion(repo, ref)}") from None
     return commit
 
-
-def _nearest(repo: git.Repo, ref: str) -> str:
-    """`` (nearest names: "main", "v1")`` from the repository's branches and tags, or ``""``."""
-    try:
-        names = [r.name for r in repo.refs]
-    except Exception:  # noqa: BLE001 - a suggestion is never worth a crash
-        return ""
-    close = difflib.get_close_matches(ref, names, n=3, cutoff=0.5)
-    return f" (nearest names: {', '.join(json.dumps(n) for n in close)})" if close else ""
 
 
 class GitSource:
@@ -220,7 +262,10 @@ class GitSource:
         try:
             obj = self.commit.tree / path
         except KeyError:
-            raise SourceError(f"{rel}: not found in commit {self.commit.hexsha[:12]} (ref {self.ref!r})") from None
+            base = "" if self.prefix == "." else f"{self.prefix}/"
+            suggestion = nearest_path(rel, lambda r: self._lookup(base + r) is not None, lambda d: self._names(base + d))
+            raise SourceError(f"{rel}: not found in commit {self.commit.hexsha[:12]} (ref {self.ref!r})"
+                              + _did_you_mean(suggestion)) from None
         try:
             self._materialise(obj, dest, rel, path)
         except RecursionError:
@@ -233,6 +278,19 @@ class GitSource:
             return
         remove_tree(dest)  # what was written so far: too deep for shutil.rmtree, which recurses
         raise SourceError(f"{rel}: {why}")
+
+    def _lookup(self, path: str) -> Any:
+        path = path.rstrip("/")
+        try:
+            return self.commit.tree / path if path else self.commit.tree
+        except KeyError:
+            return None
+
+    def _names(self, directory: str) -> list[str]:
+        tree = self._lookup(directory)
+        if tree is None or getattr(tree, "type", None) != "tree":
+            return []
+        return sorted(posixpath.basename(child.path) for child in tree)
 
     def _materialise(self, obj: object, dest: Path, rel: str, top: str, followed: frozenset[str] = frozenset()) -> None:
         if getattr(obj, "type", None) == "submodule":

@@ -40,8 +40,19 @@ def test_the_written_suite_passes_offline_at_once(initialised: Path, pytester: p
         "*comparison result-exists: pass-to-pass*",
         "*comparison result-complete: pass-to-pass*",
         "*transitions: 4 pass-to-pass*",
+        # nothing is edited yet: HEAD and the working tree hold the same skill, and the summary says so
+        f"*warning: {SUITE}::description: baseline and candidate get byte-identical skills and context: "
+        "these comparisons cannot show a change; the working tree holds what HEAD holds*",
+        f"*warning: {SUITE}::body: baseline and candidate get byte-identical skills and context*",
     ])
     stored = only_result(initialised)
+    # and so does the report, on the overview and in each group
+    report = skill_eval(initialised, "report", "latest")
+    assert report.returncode == 0, report.stderr
+    page = (stored / "report.html").read_text()
+    assert ('id="identical-warning">warning: in 2 groups (description, body) baseline and candidate got '
+            "byte-identical skills and context") in page
+    assert page.count("(identical inputs: no change to show)") == 2
     summary = json.loads((stored / "result.json").read_text())
     assert summary["state"] == "complete"
     assert [g["comparisons"] for g in summary["groups"]] == [
@@ -81,8 +92,16 @@ def test_the_baseline_really_is_head(initialised: Path, pytester: pytest.Pyteste
     assert group["revision_check"] == {
         "state": "failed",
         "reason": "description group: the baseline and candidate targets must differ only in their frontmatter "
-                  "description (SKILL.md body differs)",
+                  "description (SKILL.md body differs); a description group compares the description alone. "
+                  "To go on: commit the body change first (git add -p: leave only the description edit "
+                  "uncommitted), so the baseline at HEAD has it too; or point the baseline's \"ref\" at a commit "
+                  "that already has the candidate's body and resources; or leave this group out of the run with "
+                  '-k "not description"',
     }
+    # the error says it where the user reads it, and the -k expression it names works
+    result.stdout.fnmatch_lines(['*candidate: invalid: *leave this group out of the run with -k "not description"*'])
+    deselected = pytester.runpytest_subprocess("--skill-eval", SUITE, "-p", "no:cacheprovider", "-k", "not description")
+    deselected.assert_outcomes(passed=1, deselected=1)
 
 
 def test_a_broken_script_fails_the_run(initialised: Path, pytester: pytest.Pytester) -> None:
@@ -111,6 +130,7 @@ def test_a_description_edit_is_what_the_description_group_compares(initialised: 
     old = edit_description(initialised / "skills" / "brand-guidelines" / "SKILL.md", new)
     result = pytester.runpytest_subprocess("--skill-eval", SUITE, "-v", "-p", "no:cacheprovider", "-k", "description")
     result.assert_outcomes(passed=1, deselected=1)
+    assert "byte-identical" not in result.stdout.str()  # the edit is not committed: the variants differ
     group = only_result(initialised) / "groups" / "001-description"
     assert json.loads((group / "group.json").read_text())["revision_check"] == {"state": "passed", "reason": None}
     seen = {side: [s["description"] for s in json.loads((group / side / "run.json").read_text())["registered_skills"]["prompt"]]

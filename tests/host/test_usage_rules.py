@@ -100,11 +100,7 @@ def test_old_evidence_reads_as_written() -> None:
 
 def test_every_surface_says_unavailable_never_zero() -> None:
     silent = VariantUsage(message_usage(PI_DEFAULT), Usage(), 1)
-    assert usage_lines(silent, "  ") == [
-        "  usage baseline   tokens unavailable, cost unavailable",
-        "  usage candidate  tokens unavailable, cost unavailable",
-        "  usage total      tokens unavailable, cost unavailable",
-    ]
+    assert usage_lines(silent, "  ") == ["  usage            tokens unavailable, cost unavailable"]  # once, not three times
     props = dict(usage_properties(silent))
     assert {v for k, v in props.items() if not k.endswith(("messages", "_tokens", "_cost"))} == {UNAVAILABLE}
     assert props["skill_eval.usage.total.messages_without_tokens"] == "1"
@@ -114,3 +110,15 @@ def test_every_surface_says_unavailable_never_zero() -> None:
     assert usage_text(priced.candidate) == ("tokens 11 (input 10, output 1, cache read 0, cache write 0, reasoning 0), "
                                             "cost $2e-05")
     assert money(0) == "$0.0000" and money(0.012345) == "$0.0123"
+
+
+def test_usage_without_any_cost_is_one_line_and_priced_usage_three() -> None:
+    # the scripted stand-in reports tokens but no cost: one line, each variant's tokens in it
+    unpriced = VariantUsage(Usage(90, 10, 0, 0, 100, None, messages=2, messages_without_cost=2),
+                            Usage(95, 10, 0, 0, 105, None, messages=2, messages_without_cost=2))
+    assert usage_lines(unpriced, "    ") == [
+        "    usage            tokens 205 (baseline 100, candidate 105), cost unavailable"]
+    priced = VariantUsage(Usage(90, 10, 0, 0, 100, 0.001, messages=1), Usage(95, 10, 0, 0, 105, 0.002, messages=1))
+    assert [line.split("  ")[1] for line in usage_lines(priced, "  ")] == ["usage baseline", "usage candidate",
+                                                                          "usage total"]
+    assert usage_lines(priced, "  ")[2].endswith("cost $0.0030")

@@ -116,6 +116,26 @@ def test_usage_errors(project: Path, pytester: pytest.Pytester, args: list[str],
     result.stderr.fnmatch_lines([message])
 
 
+def test_a_group_file_with_a_json_syntax_error_gets_the_located_error_check_gives(
+        project: Path, pytester: pytest.Pytester) -> None:
+    from pytest_skill_eval.commands.check import check_path
+
+    broken = project / "groups" / "broken.json"
+    broken.write_text('{\n  "schema_version": 1,\n  "kind": "group",\n  "id": "x",\n}\n')
+    result = pytester.runpytest("--skill-eval", "groups/broken.json", "--collect-only")
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    located = (f"{broken}: /: expected JSON, found invalid JSON at line 5 column 1: "
+               "Expecting property name enclosed in double quotes")
+    result.stderr.fnmatch_lines([f"*--skill-eval groups/broken.json: not a suite or group definition: {located}"])
+    report, ok = check_path(Path("groups/broken.json"), project)
+    assert not ok and f"  error {located}" in report.splitlines()
+    # a file that is JSON but not a definition still says what a definition declares
+    (project / "groups" / "data.json").write_text('{"a": 1}')
+    result = pytester.runpytest("--skill-eval", "groups/data.json", "--collect-only")
+    result.stderr.fnmatch_lines(['*--skill-eval groups/data.json: not a suite or group definition (expected a JSON '
+                                 'object with "schema_version" and "kind": "suite" or "group")'])
+
+
 def test_invalid_fail_on_in_ini_is_a_usage_error(project: Path, pytester: pytest.Pytester) -> None:
     pytester.makeini("[pytest]\nskill_eval_fail_on = sometimes\n")
     result = pytester.runpytest("--skill-eval", "suite.json", "--collect-only")

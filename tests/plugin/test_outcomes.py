@@ -50,9 +50,7 @@ def test_verbose_output_shows_states_expectations_and_transitions(project: Path,
         "    baseline   fail        baseline-reads-skill (skill-read)",
         "    candidate  pass        candidate-reads-skill (skill-read)",
         "    comparison reads-skill: fail-to-pass",
-        "    usage baseline   tokens * (input *, output *, cache read 0, cache write 0, reasoning 0), cost unavailable",
-        "    usage candidate  tokens *",
-        "    usage total      tokens *",
+        "    usage            tokens * (baseline *, candidate *), cost unavailable",
         "suite.json::release-notes-body PASSED fail-to-pass*",
         "*= skill-eval =*",
         "#  group  *outcome  baseline  candidate  tokens  cost         comparisons",
@@ -253,6 +251,33 @@ def test_progress_is_live_at_verbose_and_silent_when_quiet(project: Path, pytest
     quiet = pytester.runpytest("--skill-eval", "suite.json", "-q", "-k", "body")
     quiet.stdout.no_fnmatch_line("*skill-eval: release-notes-body*")
     quiet.stdout.fnmatch_lines(["skill-eval result *: skill-eval view *"])
+
+
+def test_progress_with_trials_is_one_line_per_group_not_one_per_run(project: Path, pytester: pytest.Pytester) -> None:
+    # not a terminal: one line per group, instead of preparing/running/settled for each of 3 x 2 runs
+    result = pytester.runpytest("--skill-eval", "suite.json", "-v", "--skill-eval-trials", "3")
+    result.assert_outcomes(passed=2)
+    lines = [line for line in result.stdout.lines if line.startswith("    skill-eval: ")]
+    assert [line.split(" (")[0] for line in lines] == [
+        "    skill-eval: release-notes-activation: running 3 trials of each selected variant",
+        "    skill-eval: release-notes-body: running 3 trials of each selected variant",
+    ]
+
+
+def test_progress_with_trials_at_verbose_on_a_terminal_is_the_status_line() -> None:
+    from types import SimpleNamespace
+
+    from pytest_skill_eval.plugin.progress import LiveProgress
+
+    def mode(verbosity: int, tty: bool, trials: int) -> str:
+        reporter = SimpleNamespace(isatty=lambda: tty, hasmarkup=tty)
+        config = SimpleNamespace(get_verbosity=lambda: verbosity,
+                                 pluginmanager=SimpleNamespace(get_plugin=lambda name: reporter))
+        return LiveProgress(config, enabled=True, trials=trials).mode  # type: ignore[arg-type]
+
+    assert [mode(1, True, 20), mode(1, False, 20), mode(1, True, 1), mode(1, False, 1)] == [
+        "status", "group", "lines", "lines"]
+    assert [mode(0, True, 20), mode(0, False, 20), mode(-1, True, 20)] == ["status", "off", "off"]
 
 
 def test_progress_never_lands_in_captured_output(project: Path, pytester: pytest.Pytester) -> None:

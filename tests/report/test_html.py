@@ -31,10 +31,10 @@ from pytest_skill_eval.render.html import (
     diff_files,
     diff_trees,
     render_report,
-    resource_key,
     script_json,
     turn_of,
 )
+from pytest_skill_eval.sameness import resource_key
 
 PAYLOAD = "<script>window.__pwned='{}'</script><img src=x onerror=\"window.__pwned='{}'\">"
 HOSTILE_NAME = "<img src=x onerror=window.__pwned=1>.md"

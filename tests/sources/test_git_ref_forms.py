@@ -117,13 +117,14 @@ def test_forms_gitpython_refuses_do_not_resolve(repo: Path, ref: str) -> None:
 
 
 def test_the_nearest_branch_and_tag_names_are_suggested(repo: Path) -> None:
-    with pytest.raises(SourceError, match=r'\(nearest names: "main"\)$'):
+    with pytest.raises(SourceError, match=r'; did you mean "main"\?$'):
         GitSource(repo, "mian")
-    with pytest.raises(SourceError, match=r'nearest names: "other", "main"'):
+    with pytest.raises(SourceError, match=r'; did you mean "other" or "main"\?$'):
         GitSource(repo, "main...other")
     with pytest.raises(SourceError) as far:
         GitSource(repo, "HEAD@{yesterday}")
-    assert "nearest names" not in str(far.value)
+    assert "did you mean" not in str(far.value)
+    assert str(far.value).endswith('; the repository has branches: "main", "other"; tags: "v1", "v2"')
 
 
 def _group(root: Path, ref: str) -> Path:
