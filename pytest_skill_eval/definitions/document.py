@@ -8,6 +8,7 @@ import stat
 from pathlib import Path
 from typing import Any, NoReturn
 
+from pytest_skill_eval import jsonbounds
 from pytest_skill_eval.errors import DefinitionError, Problem
 from pytest_skill_eval.jsonpointer import escape as _escape
 from pytest_skill_eval.schemas import describe as _describe
@@ -87,7 +88,9 @@ def parse_document(file: str, text: str) -> dict[str, Any]:
         raise _NonStandardConstant(name)
 
     try:
-        doc = json.loads(text, object_pairs_hook=collect_pairs, parse_constant=reject_constant)
+        doc = jsonbounds.loads(text, object_pairs_hook=collect_pairs, parse_constant=reject_constant)
+    except jsonbounds.JSONBoundsError as exc:
+        raise DefinitionError(file, [Problem(exc.pointer, f"expected JSON this loader can read, found {exc.reason}")]) from None
     except json.JSONDecodeError as exc:
         raise DefinitionError(
             file, [Problem("", f"expected JSON, found invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")]

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, get_args
 
-from pytest_skill_eval import jsonpointer, schemas
+from pytest_skill_eval import jsonbounds, jsonpointer, schemas
 from pytest_skill_eval.errors import Problem, ScriptError
 from pytest_skill_eval.scripted.pacing import Latency
 
@@ -376,7 +376,9 @@ def load_script(path: Path) -> Script:
             f"{source}: /: expected a readable UTF-8 script file, found {reason}"
         ) from error
     try:
-        data = json.loads(text)
+        data = jsonbounds.loads(text)
+    except jsonbounds.JSONBoundsError as error:
+        raise ScriptError(f"{source}: {error.pointer or '/'}: expected JSON this reader can take, found {error.reason}") from None
     except json.JSONDecodeError as error:
         raise ScriptError(
             f"{source}: /: expected a JSON document, found invalid JSON at line "
