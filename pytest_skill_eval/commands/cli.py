@@ -149,8 +149,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             except OSError as exc:
                 print(f"skill-eval: error: the report could not be written: {exc}", file=sys.stderr)
                 return 2
+            from pytest_skill_eval.render.text import neutralise
+
             for warning in warnings:
-                print(f"skill-eval: warning: {warning}", file=sys.stderr)
+                print(neutralise(f"skill-eval: warning: {warning}"), file=sys.stderr)
             print(f"report written: {written}")
             return 0
         if args.command == "list":

@@ -166,6 +166,13 @@ def regrade(target: str, cwd: Path, *, now: Clock = lambda: datetime.now(UTC)) -
         except _Unreadable as exc:
             planned.append((gdir, None, "its definition.json is not what regrade expects", None, [str(exc)]))
             continue
+        except EvidenceError as exc:
+            # the roots come from run.json: when that is not a run record, say so, located
+            unreadable = _run_problems(gdir, result_dir)
+            if not unreadable:
+                raise
+            planned.append((gdir, None, "its run.json is not what regrade expects", None, [*unreadable, str(exc)]))
+            continue
         expected_id = gdir.name.split("-", 1)[1]
         if group.id != expected_id:
             raise EvidenceError(

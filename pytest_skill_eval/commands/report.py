@@ -295,11 +295,17 @@ def load_report(result_dir: Path, *, now: datetime | None = None) -> Report:
 def write_report(result_dir: Path, output: Path | None = None) -> tuple[Path, list[str]]:
     """Render *result_dir* into ``<result>/report.html`` (and *output*); atomic writes.
 
-    Returns the path written to (*output* when given) and warnings: a result directory
-    that cannot take the copy (a read-only artifact) is a warning when *output* was written.
+    Returns the path written to (*output* when given) and warnings: each evidence file the
+    page names as a problem, and a result directory that cannot take the copy (a read-only
+    artifact) when *output* was written.
     """
-    page = render_report(load_report(result_dir)).encode("utf-8")
-    warnings: list[str] = []
+    loaded = load_report(result_dir)
+    page = render_report(loaded).encode("utf-8")
+    # every evidence file the page names as a problem is named on stderr too (CI logs)
+    warnings: list[str] = [f"problem: {p}" for p in loaded.problems]
+    for group in loaded.groups:
+        warnings += [f"problem: {p}" for p in group.problems]
+        warnings += [f"problem: {p}" for v in group.variants for p in v.problems]
     inside = result_dir / REPORT_FILE
     if output is None or output.resolve() != inside.resolve():
         try:
