@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import shutil
+from pathlib import Path
 
 import pytest
 
@@ -28,7 +29,7 @@ def _workspace(scene: Scene) -> None:
     replace_with_link(scene.body / "candidate" / "workspace", scene.outside / "secret-dir")
 
 
-def _copy_outside(scene: Scene, source: os.PathLike[str], name: str) -> os.PathLike[str]:
+def _copy_outside(scene: Scene, source: Path, name: str) -> Path:
     """A copy of *source* outside the result, with the secret planted in every final response."""
     copy = scene.outside / name
     shutil.copytree(source, copy, symlinks=True)
