@@ -101,7 +101,24 @@ def _backslash(scene: Scene) -> None:
     _plant(scene, "workspace/" + "..\\" * 30 + "evil.pth")
 
 
-CASES = [_double_slash, _traversal, _absolute, _manifest, _result_dir, _dot, _nul, _empty, _long, _backslash]
+@case("recorded-source-root-outside", "", "")
+def _source_root(scene: Scene) -> None:
+    # the report re-reads a differing skill from the recorded source when its bytes still
+    # match the recorded fingerprint: a hostile result records both, for a file outside
+    skill = scene.outside / "src" / "skills" / "release-notes" / "SKILL.md"
+    skill.parent.mkdir(parents=True)
+    skill.write_text(scene.secret + "\n")
+    digest = hashlib.sha256(skill.read_bytes()).hexdigest()
+    edit_json(scene.body / "candidate" / "run.json",
+              lambda run: run["source"].__setitem__("root", str(scene.outside / "src")))
+
+    def fingerprints(record: dict[str, Any]) -> None:
+        for files in record["before"].values():
+            files["SKILL.md"] = digest
+    edit_json(scene.body / "candidate" / "fingerprints.json", fingerprints)
+
+
+CASES = [_source_root, _double_slash, _traversal, _absolute, _manifest, _result_dir, _dot, _nul, _empty, _long, _backslash]
 
 
 @pytest.mark.parametrize("command", COMMANDS)
