@@ -1,0 +1,129 @@
+"""The two primitives every reader of a stored result goes through, on the real file system.
+
+``evidence.safe_io`` (open and list without following) and ``evidence.layout.path_problem``
+(the one parser of paths a result names), and ``jsonbounds``; no pi host needed.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from pytest_skill_eval import jsonbounds
+from pytest_skill_eval.errors import EvidenceError
+from pytest_skill_eval.evidence import layout, safe_io
+
+
+@pytest.mark.parametrize(("key", "found"), [
+    ("/etc/passwd", "an absolute path"),
+    ("workspace//tmp/x", "an empty name"),
+    ("workspace/", "an empty name"),
+    ("workspace/../../x", "a '..' name"),
+    ("..", "a '..' name"),
+    (".", "a '.' name"),
+    ("workspace/./x", "a '.' name"),
+    ("", "an empty path"),
+    ("a\x00b", "a NUL byte"),
+    ("x" * 256, "more than 255 bytes"),
+    ("/".join(["x"] * 2100), "bytes (at most 4096)"),
+    ("\udc80", "a lone surrogate"),
+    (None, "found null"),
+    (3, "found int"),
+])
+def test_the_path_parser_refuses_what_could_leave_a_directory(key: object, found: str) -> None:
+    problem = layout.path_problem(key)
+    assert problem is not None and found in problem, problem
+    with pytest.raises(EvidenceError, match=r"^groups/x/run\.json: /snapshot/files/k: expected a relative path"):
+        layout.parse_path(key, "groups/x/run.json", "/snapshot/files/k")
+
+
+@pytest.mark.parametrize("key", ["workspace/CHANGE.md", "a/b/c", "..\\..\\x", "C:\\x", "é/ñ", "x" * 255, ".hidden", "a..b"])
+def test_the_path_parser_takes_every_name_posix_can_hold(key: str) -> None:
+    assert layout.path_problem(key) is None
+    assert layout.parse_path(key, "f", "/p") == tuple(key.split("/"))
+
+
+def test_a_group_dir_in_a_record_is_one_name() -> None:
+    assert layout.path_problem("a/b", single=True) is not None
+    problems = layout.record_path_problems("evidence-result", {"groups": [{"dir": "../x"}, {"dir": None}]})
+    assert [p.pointer for p in problems] == ["/groups/0/dir"]
+
+
+def test_inside_refuses_a_link_that_leads_out(tmp_path: Path) -> None:
+    dest = tmp_path / "dest"
+    dest.mkdir()
+    (dest / "link").symlink_to(tmp_path)
+    assert layout.inside(dest, ("a", "b")) == dest / "a" / "b"
+    with pytest.raises(EvidenceError, match="would land outside"):
+        layout.inside(dest, ("link", "evil.pth"))
+
+
+@pytest.fixture
+def result(tmp_path: Path) -> Path:
+    root = tmp_path / "result"
+    (root / "groups" / "001-g" / "candidate").mkdir(parents=True)
+    (root / "groups" / "001-g" / "candidate" / "run.json").write_text("{}")
+    (tmp_path / "outside").mkdir()
+    (tmp_path / "outside" / "secret").write_text("secret")
+    return root
+
+
+def test_a_link_anywhere_below_the_root_is_refused_and_named(result: Path) -> None:
+    outside = result.parent / "outside"
+    (result / "groups" / "001-g" / "baseline").symlink_to(outside)
+    with pytest.raises(safe_io.Refused, match=r"^groups/001-g/baseline: expected a directory, found a symbolic link"):
+        safe_io.read_bytes(result / "groups" / "001-g" / "baseline" / "secret", result)
+    (result / "groups" / "001-g" / "candidate" / "stderr.txt").symlink_to(outside / "secret")
+    with pytest.raises(safe_io.Refused, match="stderr.txt: expected a regular file, found a symbolic link"):
+        safe_io.read_bytes(result / "groups" / "001-g" / "candidate" / "stderr.txt", result)
+    assert safe_io.entry_kind(result / "groups" / "001-g" / "baseline", result) == safe_io.SYMLINK
+    assert safe_io.read_bytes(result / "groups" / "001-g" / "candidate" / "run.json", result) == b"{}"
+
+
+def test_special_files_are_named_without_being_opened(result: Path) -> None:
+    run_dir = result / "groups" / "001-g" / "candidate"
+    os.mkfifo(run_dir / "events.jsonl")
+    with pytest.raises(safe_io.Refused, match=r"events\.jsonl: expected a regular file, found a FIFO"):
+        safe_io.read_bytes(run_dir / "events.jsonl", result)
+    (run_dir / "workspace").write_text("")
+    with pytest.raises(safe_io.Refused, match="workspace: expected a directory, found a regular file"):
+        safe_io.list_dir(run_dir / "workspace", result)
+    assert safe_io.list_dir(run_dir / "absent", result) == []
+
+
+def test_size_and_hard_links_are_bounded(result: Path) -> None:
+    run = result / "groups" / "001-g" / "candidate" / "run.json"
+    with pytest.raises(safe_io.Refused, match="at most 1 bytes, found 2 bytes"):
+        safe_io.read_bytes(run, result, limit=1)
+    linked = run.with_name("final-response.txt")
+    os.link(result.parent / "outside" / "secret", linked)
+    with pytest.raises(safe_io.Refused, match="found a file with 2 hard links"):
+        safe_io.read_bytes(linked, result)
+    assert safe_io.read_bytes(linked, result, single_link=False) == b"secret"
+
+
+def test_a_symlinked_group_or_trial_is_a_located_error(result: Path) -> None:
+    (result / "groups" / "002-h").symlink_to(result.parent / "outside")
+    with pytest.raises(EvidenceError, match="groups/002-h: expected a group directory, found a symbolic link"):
+        layout.group_dirs(result)
+    (result / "groups" / "002-h").unlink()
+    trials = result / "groups" / "001-g" / "trials"
+    trials.mkdir()
+    (trials / "001").symlink_to(result.parent / "outside")
+    with pytest.raises(EvidenceError, match="trials/001: expected a trial directory, found a symbolic link"):
+        layout.trial_dirs(result / "groups" / "001-g")
+
+
+def test_json_is_bounded_with_a_located_error(result: Path) -> None:
+    path = result / "groups" / "001-g" / "candidate" / "run.json"
+    path.write_text("[" * 100_000 + "]" * 100_000)
+    with pytest.raises(EvidenceError, match=r"^groups/001-g/candidate/run\.json: /: cannot read evidence file .*"
+                                            r"expected JSON this reader can take, found nesting too deep to parse"):
+        safe_io.read_json(path, result)
+    path.write_text('{"a": ' + "[" * 300 + "]" * 300 + "}")
+    with pytest.raises(EvidenceError, match=r"run\.json: /a(/0)+: cannot read .* found nesting too deep to read"):
+        safe_io.read_json(path, result)
+    with pytest.raises(jsonbounds.JSONBoundsError, match="over the 4-byte limit"):
+        jsonbounds.loads("[1, 2]", limit=4)
