@@ -127,3 +127,10 @@ def test_json_is_bounded_with_a_located_error(result: Path) -> None:
         safe_io.read_json(path, result)
     with pytest.raises(jsonbounds.JSONBoundsError, match="over the 4-byte limit"):
         jsonbounds.loads("[1, 2]", limit=4)
+
+
+def test_a_pi_record_nested_past_the_parser_is_a_record_not_a_crash() -> None:
+    from pytest_skill_eval.host.protocol import parse_record
+
+    record = parse_record(0, b'{"type": "message_end", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
+    assert record.data is None and record.error is not None and "nesting too deep" in record.error
