@@ -98,6 +98,8 @@ def read_checked(path: Path, parse: Callable[[Any, str], Parsed], shown: str | N
         return parse(data, label), []
     except EvidenceError as exc:
         return None, str(exc).split("\n")
+    except OSError as exc:
+        return None, [f"{label}: cannot read evidence file {path}: {exc.strerror or exc}"]
 
 
 def read_group_usage(group_dir: Path) -> VariantUsage:

@@ -114,6 +114,8 @@ def _explain(exc: OSError, dir_fd: int, name: str, path: Path, root: Path | None
     except OSError:
         raise Refused(f"{shown(path, root)}: cannot be read: {exc.strerror or exc}") from None
     found = kind_of(mode)
+    if found == expected:
+        raise Refused(f"{shown(path, root)}: cannot be read: {exc.strerror or exc}") from None
     if found == SYMLINK:
         raise Refused(f"{shown(path, root)}: expected {expected}, found a symbolic link; a stored result is "
                       "never followed through a link (it could lead outside the result): replace the link by "
