@@ -116,7 +116,7 @@ def _run_problems(gdir: Path, result_dir: Path) -> list[str]:
         transcript = gdir / name / "transcript.json"
         problems += read_checked(transcript, transcript_record, transcript.relative_to(result_dir).as_posix(),
                                  root=result_dir)[1]
-    return problems
+    return list(dict.fromkeys(problems))  # a linked directory is named once, not per file in it
 
 
 def _stored_bytes(path: Path, result_dir: Path) -> bytes | None:
