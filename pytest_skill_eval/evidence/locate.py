@@ -104,7 +104,7 @@ def regrade_files(gdir: Path) -> list[Path]:
     """The group's ``grade-regraded-<stamp>.json`` files, newest first."""
     found = []
     # any entry of that name: one that is not a regular file is named as a problem by its reader
-    for name, _kind in safe_io.list_dir(gdir, gdir):
+    for name, _kind in safe_io.list_dir(gdir, gdir.parent):  # gdir itself is never followed
         match = _REGRADE_FILE.fullmatch(name)
         if match:
             found.append((match.group(1), int(match.group(2) or 1), gdir / name))
