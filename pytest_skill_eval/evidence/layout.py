@@ -84,7 +84,7 @@ def group_record_file(group_dir: Path) -> Path | None:
     its reader names it as a problem instead of reading past it.
     """
     for name in (GROUP_FILE, GROUP_FALLBACK):
-        if safe_io.entry_kind(group_dir / name, group_dir) is not None:
+        if safe_io.entry_kind(group_dir / name, group_dir.parent) is not None:
             return group_dir / name
     return None
 
@@ -102,8 +102,8 @@ def grade_file(group_dir: Path, record: GroupRecord | InvalidGroupRecord) -> Pat
 def trial_grade_file(trial_dir: Path) -> Path:
     """The grade in *trial_dir* (a trial's directory, or a group's without trials):
     ``grade.json``, or ``grade-fallback.json`` when only that was published."""
-    if (safe_io.entry_kind(trial_dir / GRADE_FILE, trial_dir) is None
-            and safe_io.entry_kind(trial_dir / GRADE_FALLBACK, trial_dir) is not None):
+    if (safe_io.entry_kind(trial_dir / GRADE_FILE, trial_dir.parent) is None
+            and safe_io.entry_kind(trial_dir / GRADE_FALLBACK, trial_dir.parent) is not None):
         return trial_dir / GRADE_FALLBACK
     return trial_dir / GRADE_FILE
 
@@ -155,10 +155,10 @@ def trial_dirs(group_dir: Path) -> list[Path]:
     entry that is a link or not a directory is an EvidenceError naming it."""
     root = group_dir / TRIALS_DIR
     found: list[Path] = []
-    for name, kind in safe_io.list_dir(root, group_dir):
+    for name, kind in safe_io.list_dir(root, group_dir.parent):
         if name.isascii() and name.isdigit():
             if kind != safe_io.DIRECTORY:
-                _refuse(root / name, group_dir, kind, "a trial directory")
+                _refuse(root / name, group_dir.parent, kind, "a trial directory")
             found.append(root / name)
     return sorted(found, key=lambda p: int(p.name))
 
@@ -177,10 +177,10 @@ def run_files(group_dir: Path, variant: str) -> list[Path]:
     found: list[Path] = []
     for base in bases:
         attempts = base / f"{variant}-attempts"
-        numbered = [name for name, _kind in safe_io.list_dir(attempts, group_dir) if name.isascii() and name.isdigit()]
+        numbered = [name for name, _kind in safe_io.list_dir(attempts, group_dir.parent) if name.isascii() and name.isdigit()]
         found += [attempts / name / "run.json" for name in sorted(numbered, key=int)]
         found.append(base / variant / "run.json")
-    return [p for p in found if safe_io.entry_kind(p, group_dir) is not None]
+    return [p for p in found if safe_io.entry_kind(p, group_dir.parent) is not None]
 
 
 def group_dir_id(dir_name: str) -> str:
