@@ -63,10 +63,12 @@ def _read_regular(path: Path) -> bytes:
     # O_NONBLOCK: should the file be swapped for a FIFO after the stat, open() cannot block.
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     with os.fdopen(fd, "rb") as handle:
-        mode = os.fstat(handle.fileno()).st_mode
-        if not stat.S_ISREG(mode):
-            raise _NotRegular(file_kind(mode))
-        return handle.read()
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise _NotRegular(file_kind(info.st_mode))
+        if info.st_size > jsonbounds.MAX_BYTES:
+            raise _NotRegular(f"a file of {info.st_size} bytes, over the {jsonbounds.MAX_BYTES}-byte limit of a JSON file")
+        return handle.read(jsonbounds.MAX_BYTES + 1)
 
 
 def parse_document(file: str, text: str) -> dict[str, Any]:

@@ -134,3 +134,48 @@ def test_a_pi_record_nested_past_the_parser_is_a_record_not_a_crash() -> None:
 
     record = parse_record(0, b'{"type": "message_end", "x": ' + b"[" * 100_000 + b"]" * 100_000 + b"}")
     assert record.data is None and record.error is not None and "nesting too deep" in record.error
+
+
+def test_definitions_and_scripts_over_the_bound_or_special_are_refused_unread(tmp_path: Path) -> None:
+    from pytest_skill_eval.definitions.document import read_document
+    from pytest_skill_eval.errors import DefinitionError, ScriptError
+    from pytest_skill_eval.scripted.format import load_script
+
+    huge = tmp_path / "huge.json"
+    with open(huge, "wb") as handle:
+        handle.truncate(jsonbounds.MAX_BYTES + 1)  # sparse: never read
+    with pytest.raises(DefinitionError, match="over the 67108864-byte limit"):
+        read_document(huge)
+    with pytest.raises(ScriptError, match="over the 67108864-byte limit"):
+        load_script(huge)
+    fifo = tmp_path / "script.json"
+    os.mkfifo(fifo)
+    with pytest.raises(ScriptError, match="not a regular file"):
+        load_script(fifo)
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"turns": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(ScriptError, match="nesting too deep to parse"):
+        load_script(deep)
+    with pytest.raises(DefinitionError, match="nesting too deep to parse"):
+        read_document(deep)
+
+
+def test_a_tree_file_with_other_links_is_shown_only_with_the_bytes_its_manifest_records(result: Path) -> None:
+    import hashlib
+    import json
+
+    from pytest_skill_eval.evidence.reader import load_tree
+
+    tree = result / "groups" / "001-g" / "candidate" / "workspace"
+    tree.mkdir()
+    (tree / "own.md").write_text("own")
+    os.link(result.parent / "outside" / "secret", tree / "linked.md")
+    assert set(load_tree(tree, result)) == {"own.md"}  # no digest to check it against: left out
+    assert set(load_tree(tree)) == {"own.md", "linked.md"}  # the evaluator's own tree while it runs
+    manifest = tree.with_name("workspace.manifest.json")
+    manifest.write_text(json.dumps({"files": {"linked.md": {"size": 6, "sha256": "0" * 64}}}))
+    lied = load_tree(tree, result)
+    with pytest.raises(OSError, match="does not hold the bytes its manifest records"):
+        lied["linked.md"]
+    manifest.write_text(json.dumps({"files": {"linked.md": {"size": 6, "sha256": hashlib.sha256(b"secret").hexdigest()}}}))
+    assert load_tree(tree, result)["linked.md"] == b"secret"  # the bytes the result recorded: nothing new learnt
