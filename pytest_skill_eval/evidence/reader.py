@@ -92,9 +92,9 @@ def read_checked(path: Path, parse: Callable[[Any, str], Parsed], shown: str | N
     """
     label = shown if shown is not None else str(path)
     try:
-        if safe_io.entry_kind(path, root) is None:
+        data = safe_io.read_json(path, root, label=label, missing_ok=True)
+        if data is safe_io.ABSENT:
             return None, []
-        data = safe_io.read_json(path, root, label=label)
         return parse(data, label), []
     except EvidenceError as exc:
         return None, str(exc).split("\n")

@@ -71,18 +71,18 @@ class Refused(EvidenceError):
     """An entry of a result that no command reads: a link, a special file, a file too large."""
 
 
-def _components(path: Path, root: Path | None) -> tuple[Path, tuple[str, ...]]:
-    """The directory to start from and the components below it."""
+def _components(path: Path, root: Path | None) -> tuple[str, tuple[str, ...]]:
+    """The directory to start from and the components below it (string work: a view of
+    hundreds of groups opens thousands of files)."""
     if root is None:
-        return path.parent, (path.name,)
-    try:
-        rel = path.relative_to(root)
-    except ValueError:
-        raise Refused(f"{path}: expected a path inside the result {root}, found one outside it") from None
-    parts = rel.parts
-    if not parts or any(p in ("..", ".") for p in parts):
-        raise Refused(f"{path}: expected a path inside the result {root}, found {rel.as_posix()!r}")
-    return root, parts
+        return str(path.parent), (path.name,)
+    text, top = str(path), str(root)
+    if not text.startswith(top.rstrip(os.sep) + os.sep):
+        raise Refused(f"{path}: expected a path inside the result {root}, found one outside it")
+    parts = tuple(text[len(top.rstrip(os.sep)) + 1:].split(os.sep))
+    if any(p in ("", ".", "..") for p in parts):
+        raise Refused(f"{path}: expected a path inside the result {root}, found {'/'.join(parts)!r}")
+    return top, parts
 
 
 @contextmanager
@@ -91,13 +91,11 @@ def _parent_fd(path: Path, root: Path | None) -> Iterator[tuple[int, str]]:
     start, parts = _components(path, root)
     fd = os.open(start, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        walked = start
-        for part in parts[:-1]:
-            walked = walked / part
+        for i, part in enumerate(parts[:-1]):
             try:
                 child = os.open(part, _DIR_FLAGS, dir_fd=fd)
             except OSError as exc:
-                _explain(exc, fd, part, walked, root, DIRECTORY)
+                _explain(exc, fd, part, Path(start, *parts[:i + 1]), root, DIRECTORY)
             os.close(fd)
             fd = child
         yield fd, parts[-1]
@@ -191,16 +189,25 @@ def _refuse_kind(path: Path, root: Path | None, mode: int) -> NoReturn:
     raise Refused(f"{shown(path, root)}: expected a regular file, found {found}")
 
 
-def read_json(path: Path, root: Path | None = None, *, label: str | None = None) -> Any:
+#: what :func:`read_json` returns for an absent file when asked to (``missing_ok=True``)
+ABSENT: Any = object()
+
+
+def read_json(path: Path, root: Path | None = None, *, label: str | None = None, missing_ok: bool = False) -> Any:
     """One JSON document from the evidence file *path*, within :mod:`..jsonbounds`' bounds.
 
     EvidenceError ``<label>: <pointer>: cannot read evidence file <path>: expected ..., found ...``
     (*label* defaults to the path relative to *root*) for a file that is absent, not a
-    regular file, not UTF-8 JSON, or too large or too deep.
+    regular file, not UTF-8 JSON, or too large or too deep; with *missing_ok* an absent
+    file (or directory on the way) is :data:`ABSENT` instead.
     """
     where = label if label is not None else shown(path, root)
     try:
         data = read_bytes(path, root, limit=jsonbounds.MAX_BYTES)
+    except FileNotFoundError as exc:
+        if missing_ok:
+            return ABSENT
+        raise EvidenceError(f"{where}: /: cannot read evidence file {path}: {exc.strerror or exc}") from None
     except Refused as exc:
         raise EvidenceError(_relabel(str(exc), path, root, where)) from None
     except OSError as exc:
