@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -25,18 +26,32 @@ class FileTree(Mapping[str, bytes]):
     and memory grows with the bytes actually checked, not with the tree.
     """
 
-    __slots__ = ("_root", "_sizes", "_digests")
+    __slots__ = ("_root", "_sizes", "_digests", "_verify")
 
-    def __init__(self, root: str, sizes: Mapping[str, int], digests: Mapping[str, str] | None = None) -> None:
+    def __init__(self, root: str, sizes: Mapping[str, int], digests: Mapping[str, str] | None = None,
+                 verify: frozenset[str] = frozenset()) -> None:
         self._root = root
         self._sizes = dict(sorted(sizes.items()))
         self._digests = dict(digests or {})
+        # files with other hard links: their bytes must hash to the manifest's digest when read
+        self._verify = verify
+
+    def _open(self, key: str) -> int:
+        # never through a link, never blocking on a FIFO swapped in after the listing
+        fd = os.open(os.path.join(self._root, *key.split("/")), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            os.close(fd)
+            raise OSError(f"{key}: no longer a regular file")
+        return fd
 
     def __getitem__(self, key: str) -> bytes:
         if key not in self._sizes:
             raise KeyError(key)
-        with open(os.path.join(self._root, *key.split("/")), "rb") as handle:
-            return handle.read()
+        with os.fdopen(self._open(key), "rb") as handle:
+            data = handle.read()
+        if key in self._verify and hashlib.sha256(data).hexdigest() != self._digests.get(key):
+            raise OSError(f"{key}: a file with several hard links that does not hold the bytes its manifest records")
+        return data
 
     def __contains__(self, key: object) -> bool:
         return key in self._sizes
@@ -57,7 +72,7 @@ class FileTree(Mapping[str, bytes]):
             if key not in self._sizes:
                 raise KeyError(key)
             digest = hashlib.sha256()
-            with open(os.path.join(self._root, *key.split("/")), "rb") as handle:
+            with os.fdopen(self._open(key), "rb") as handle:
                 for chunk in iter(lambda: handle.read(1 << 20), b""):
                     digest.update(chunk)
             found = self._digests[key] = digest.hexdigest()

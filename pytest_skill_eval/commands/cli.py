@@ -151,6 +151,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             except OSError as exc:
                 print(neutralise(f"skill-eval: error: the report could not be written: {exc}"), file=sys.stderr)
                 return 2
+
             for warning in warnings:
                 print(neutralise(f"skill-eval: warning: {warning}"), file=sys.stderr)
             print(f"report written: {written}")

@@ -16,8 +16,10 @@ was selected at all); 4 when the inputs cannot be merged.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
+import stat
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -25,8 +27,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_skill_eval.errors import EvidenceError, SkillEvalError
-from pytest_skill_eval.evidence import layout, store
-from pytest_skill_eval.evidence.objects import OBJECTS_DIR
+from pytest_skill_eval.evidence import layout, objects, safe_io, store
+from pytest_skill_eval.evidence.reader import load_tree
 from pytest_skill_eval.evidence.records import (
     ProvenanceRecord,
     ResultGroup,
@@ -35,6 +37,7 @@ from pytest_skill_eval.evidence.records import (
     ShardRecord,
     VariantUsage,
 )
+from pytest_skill_eval.observation import FileTree
 from pytest_skill_eval.policy import Judgement
 from pytest_skill_eval.render.text import escape_path
 
@@ -86,20 +89,21 @@ def read_input(target: str, cwd: Path) -> ShardInput | str:
         return str(exc)
     label = escape_path(str(path))
     selection_file, result_file = path / layout.SELECTION_FILE, path / "result.json"
-    if not result_file.is_file():
-        return (f"{label}: no result.json: that shard run did not finish (cancelled hard, or its evidence could not "
-                "be written); run the shard again")
-    if not selection_file.is_file():
-        return f"{label}: no selection.json: not the result of a --skill-eval-shard K/N run"
     try:
-        selection = read_record(SelectionRecord, selection_file)
-        result = read_record(ResultRecord, result_file)
+        if safe_io.entry_kind(result_file, path) is None:
+            return (f"{label}: no result.json: that shard run did not finish (cancelled hard, or its evidence could "
+                    "not be written); run the shard again")
+        if safe_io.entry_kind(selection_file, path) is None:
+            return f"{label}: no selection.json: not the result of a --skill-eval-shard K/N run"
+        selection = read_record(SelectionRecord, selection_file, path)
+        result = read_record(ResultRecord, result_file, path)
+        group_dirs = tuple(layout.group_dirs(path))
     except EvidenceError as exc:
-        return str(exc)
+        return f"{label}: {exc}" if not str(exc).startswith(str(path)) else str(exc)
     if selection.shard is None:
         return (f"{label}: not a shard result: its selection.json records no shard; "
                 "only the results of --skill-eval-shard K/N runs can be merged")
-    return ShardInput(label, path, selection, result, selection.shard, tuple(layout.group_dirs(path)))
+    return ShardInput(label, path, selection, result, selection.shard, group_dirs)
 
 
 def check_inputs(inputs: Sequence[ShardInput]) -> list[str]:
@@ -209,7 +213,7 @@ def merge(targets: Sequence[str], cwd: Path, into: Path | None = None) -> Merged
         groups.mkdir()
         for item in inputs:
             for gdir in item.group_dirs:
-                shutil.copytree(gdir, groups / gdir.name, symlinks=True)
+                _copy_group(gdir, groups / gdir.name, item.path)
         _copy_objects(inputs, staging)
         planned = sorted((g for item in inputs for g in item.selection.groups), key=lambda g: (g.position, g.dir))
         selection = SelectionRecord(inputs[0].selection.variants, tuple(planned))
@@ -220,6 +224,9 @@ def merge(targets: Sequence[str], cwd: Path, into: Path | None = None) -> Merged
         final = runs / result_id
         os.replace(staging, final)
         store.fsync_dir(runs)
+    except EvidenceError as exc:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise MergeRefused(f"cannot merge: 1 problem:\n  {exc}") from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
@@ -254,22 +261,70 @@ def _merged_provenance(inputs: Sequence[ShardInput]) -> ProvenanceRecord | None:
     return replace(first, hosts=tuple(hosts))
 
 
+#: the snapshot trees of a run: their files may share an inode with an object or an earlier
+#: snapshot (the writers link unchanged files), checked against the tree's manifest instead
+_TREES = ("workspace", "workspace-initial")
+
+
+def _copy_group(source: Path, dest: Path, result: Path, tree: tuple[Path, FileTree] | None = None) -> None:
+    """Copy one shard's group directory into the merged result, reading nothing outside it.
+
+    Every directory is listed and every file opened through :mod:`..evidence.safe_io`
+    (nothing followed); a link, FIFO, socket or device anywhere in the group is an
+    EvidenceError naming it, since no writer of a result makes one and copying one could
+    publish what lies outside the result (or block forever). A file with other hard links
+    is copied only inside a snapshot tree whose manifest records its digest, and only when
+    its bytes hash to it: a hard link could name a file outside the result.
+    """
+    dest.mkdir()
+    for name, kind in safe_io.list_dir(source, result):
+        here = source / name
+        if kind == safe_io.DIRECTORY:
+            inner = tree if tree is not None or name not in _TREES else (here, load_tree(here, result))
+            _copy_group(here, dest / name, result, inner)
+        elif kind == safe_io.FILE:
+            data = safe_io.read_bytes(here, result, limit=objects.MAX_OBJECT_BYTES, single_link=tree is None)
+            if tree is not None and os.lstat(here).st_nlink > 1:
+                rel = here.relative_to(tree[0]).as_posix()
+                if rel not in tree[1] or hashlib.sha256(data).hexdigest() != tree[1].digest(rel):
+                    raise EvidenceError(f"{escape_path(str(result))}: {safe_io.shown(here, result)}: expected a file "
+                                        "of its own or the bytes its manifest records, found a hard link to other "
+                                        "bytes: nothing was merged")
+            fd = os.open(dest / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+            os.chmod(dest / name, stat.S_IMODE(os.lstat(here).st_mode) & 0o777 | stat.S_IRUSR)
+        else:
+            link = "; a stored result is never followed through a link" if kind == safe_io.SYMLINK else ""
+            raise EvidenceError(f"{escape_path(str(result))}: {safe_io.shown(here, result)}: expected a regular "
+                                f"file or directory, found {kind}{link}: nothing was merged")
+
+
 def _copy_objects(inputs: Sequence[ShardInput], dest: Path) -> None:
     """Every shard's stored inputs into the merged result's ``objects/`` (each content once),
-    so ``skill-eval rerun`` works on the merge as on the shards."""
+    so ``skill-eval rerun`` works on the merge as on the shards. Each object is read without
+    following a link and checked against its name (its sha256) before it is stored again;
+    anything else in ``objects/`` is an EvidenceError naming it."""
     for item in inputs:
-        source = item.path / OBJECTS_DIR
-        if not source.is_dir():
-            continue
-        for level in sorted(source.iterdir()):
-            if not level.is_dir():
-                continue
-            (dest / OBJECTS_DIR / level.name).mkdir(parents=True, exist_ok=True)
-            for obj in sorted(level.iterdir()):
-                target = dest / OBJECTS_DIR / level.name / obj.name
-                if obj.name.startswith(".") or target.exists():
-                    continue  # a writer's temporary file, or content another shard stored too
-                shutil.copy2(obj, target)
+        source = item.path / objects.OBJECTS_DIR
+        for level, kind in safe_io.list_dir(source, item.path):
+            if kind != safe_io.DIRECTORY or len(level) != 2:
+                raise EvidenceError(f"{item.label}: {objects.OBJECTS_DIR}/{level}: expected a directory named by two "
+                                    f"hex digits, found {kind}")
+            for name, _kind in safe_io.list_dir(source / level, item.path):
+                if name.startswith("."):
+                    continue  # a writer's temporary file
+                if not name.startswith(level):
+                    raise EvidenceError(f"{item.label}: {objects.OBJECTS_DIR}/{level}/{name}: expected an object "
+                                        f"whose name starts with {level}, found another name")
+                objects.object_path(item.path, name)  # a sha256 name, or a located error
+                if (dest / objects.OBJECTS_DIR / level / name).exists():
+                    continue  # content another shard stored too
+                try:
+                    data = objects.read(item.path, name)
+                except EvidenceError as exc:
+                    raise EvidenceError(f"{item.label}: {exc}") from None
+                objects.put(dest, data)
 
 
 def _merge_json(result_id: str, inputs: Sequence[ShardInput]) -> dict[str, Any]:

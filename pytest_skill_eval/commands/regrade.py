@@ -24,7 +24,7 @@ from pytest_skill_eval.definitions.model import VARIANTS, Group
 from pytest_skill_eval.definitions.rules import check_group_document
 from pytest_skill_eval.engine.group import grade_persisted
 from pytest_skill_eval.errors import DefinitionError, EvidenceError
-from pytest_skill_eval.evidence import layout, store
+from pytest_skill_eval.evidence import layout, safe_io, store
 from pytest_skill_eval.evidence.layout import group_dirs
 from pytest_skill_eval.evidence.locate import resolve_result
 from pytest_skill_eval.evidence.reader import (
@@ -56,7 +56,8 @@ def definition_roots(result_dir: Path, gdir: Path, cwd: Path) -> list[Path]:
     """
     roots: list[Path] = []
     for name in VARIANTS:
-        run, _problems = read_checked(gdir / name / "run.json", run_record)  # reported by regrade()
+        # reported by regrade(); read without following links like every file of the result
+        run, _problems = read_checked(gdir / name / "run.json", run_record, root=result_dir)
         if run is not None and run.source is not None:
             roots.append(Path(run.source.root))
     runs = result_dir.parent
@@ -95,7 +96,7 @@ def _stored_group(stored: DefinitionRecord, gdir: Path) -> Group:
 
 def _current_group(gdir: Path, roots: Sequence[Path], result_dir: Path) -> tuple[Group, str]:
     shown = (gdir / "definition.json").relative_to(result_dir).as_posix()
-    stored, problems = read_checked(gdir / "definition.json", definition_record, shown)
+    stored, problems = read_checked(gdir / "definition.json", definition_record, shown, root=result_dir)
     if stored is None:
         raise _Unreadable("; ".join(problems) or f"{shown}: expected a JSON object, found none")
     recorded = stored.path
@@ -111,10 +112,20 @@ def _run_problems(gdir: Path, result_dir: Path) -> list[str]:
     problems: list[str] = []
     for name in VARIANTS:
         run = gdir / name / "run.json"
-        problems += read_checked(run, run_record, run.relative_to(result_dir).as_posix())[1]
+        problems += read_checked(run, run_record, run.relative_to(result_dir).as_posix(), root=result_dir)[1]
         transcript = gdir / name / "transcript.json"
-        problems += read_checked(transcript, transcript_record, transcript.relative_to(result_dir).as_posix())[1]
-    return problems
+        problems += read_checked(transcript, transcript_record, transcript.relative_to(result_dir).as_posix(),
+                                 root=result_dir)[1]
+    return list(dict.fromkeys(problems))  # a linked directory is named once, not per file in it
+
+
+def _stored_bytes(path: Path, result_dir: Path) -> bytes | None:
+    """The bytes of the stored file *path* to compare a new grade with; None when it is not
+    one regular file (its reader names why)."""
+    try:
+        return safe_io.read_bytes(path, result_dir)
+    except (OSError, EvidenceError):
+        return None
 
 
 def _stamp(now: datetime, dirs: Sequence[Path]) -> str:
@@ -147,7 +158,7 @@ def regrade(target: str, cwd: Path, *, now: Clock = lambda: datetime.now(UTC)) -
     planned: list[tuple[Path, Group | None, str, GroupGrade | None, list[str]]] = []
     with_trials: dict[Path, tuple[Group, str, int]] = {}
     for gdir in dirs:
-        if not (gdir / "definition.json").is_file():
+        if safe_io.entry_kind(gdir / "definition.json", result_dir) is None:
             planned.append((gdir, None, "no definition.json: the group never started", None, []))
             continue
         try:
@@ -155,17 +166,24 @@ def regrade(target: str, cwd: Path, *, now: Clock = lambda: datetime.now(UTC)) -
         except _Unreadable as exc:
             planned.append((gdir, None, "its definition.json is not what regrade expects", None, [str(exc)]))
             continue
+        except EvidenceError as exc:
+            # the roots come from run.json: when that is not a run record, say so, located
+            unreadable = _run_problems(gdir, result_dir)
+            if not unreadable:
+                raise
+            planned.append((gdir, None, "its run.json is not what regrade expects", None, [*unreadable, str(exc)]))
+            continue
         expected_id = gdir.name.split("-", 1)[1]
         if group.id != expected_id:
             raise EvidenceError(
                 f"{gdir}: the definition ({origin}) now declares group {group.id!r}, "
                 f"but this result holds group {expected_id!r}; regrade needs the same group"
             )
-        record, _problems = read_checked(gdir / layout.GROUP_FILE, parse_group)
+        record, _problems = read_checked(gdir / layout.GROUP_FILE, parse_group, root=result_dir)
         if isinstance(record, GroupRecord) and record.trials is not None:
             with_trials[gdir] = (group, origin, record.trials.planned)
             continue
-        planned.append((gdir, group, origin, grade_persisted(group, gdir), _run_problems(gdir, result_dir)))
+        planned.append((gdir, group, origin, grade_persisted(group, gdir, result_dir), _run_problems(gdir, result_dir)))
 
     stamp = _stamp(now(), [*dirs, *(t for gdir in with_trials for t in layout.trial_dirs(gdir))])
     outcomes: list[GroupRegrade] = [_regrade_trials(gdir, *with_trials[gdir], stamp, result_dir) for gdir in with_trials]
@@ -176,11 +194,12 @@ def regrade(target: str, cwd: Path, *, now: Clock = lambda: datetime.now(UTC)) -
                                          problems=tuple(problems)))
             continue
         data = store.dump_json(new.to_json())
-        out = gdir / f"grade-regraded-{stamp}.json"
+        out = layout.inside(result_dir, ("groups", gdir.name, f"grade-regraded-{stamp}.json"))
         store.write_atomic(out, data)
         stored_path = gdir / "grade.json"
-        stored_bytes = stored_path.read_bytes() if stored_path.is_file() else None
-        stored, stored_problems = read_checked(stored_path, parse_grade, stored_path.relative_to(result_dir).as_posix())
+        stored_bytes = _stored_bytes(stored_path, result_dir)
+        stored, stored_problems = read_checked(stored_path, parse_grade, stored_path.relative_to(result_dir).as_posix(),
+                                               root=result_dir)
         problems += stored_problems
         outcomes.append(
             GroupRegrade(
@@ -202,25 +221,26 @@ def _regrade_trials(gdir: Path, group: Group, origin: str, planned: int, stamp: 
     lines: list[str] = []
     problems: list[str] = []
     for tdir in layout.trial_dirs(gdir):
-        new = grade_persisted(group, tdir)
+        new = grade_persisted(group, tdir, result_dir)
         data = store.dump_json(new.to_json())
-        store.write_atomic(tdir / f"grade-regraded-{stamp}.json", data)
+        store.write_atomic(layout.inside(result_dir, ("groups", gdir.name, layout.TRIALS_DIR, tdir.name,
+                                                      f"grade-regraded-{stamp}.json")), data)
         stored = tdir / layout.GRADE_FILE
-        if not (stored.is_file() and stored.read_bytes() == data):
+        if _stored_bytes(stored, result_dir) != data:
             lines.append(f"trial {int(tdir.name)}: {new.state}, differs from its grade.json")
         runs: dict[str, str] = {}
         for name in VARIANTS:
-            run, found = read_checked(tdir / name / "run.json", run_record, (tdir / name / "run.json").relative_to(result_dir).as_posix())
+            run, found = read_checked(tdir / name / "run.json", run_record,
+                                      (tdir / name / "run.json").relative_to(result_dir).as_posix(), root=result_dir)
             problems += found
             if run is not None:
                 runs[name] = run.state
         trials.append(Trial(int(tdir.name), new, runs))
     combined = aggregate(group.id, planned, trials)
     data = store.dump_json(combined.to_json())
-    out = gdir / f"aggregate-regraded-{stamp}.json"
+    out = layout.inside(result_dir, ("groups", gdir.name, f"aggregate-regraded-{stamp}.json"))
     store.write_atomic(out, data)
-    stored = gdir / layout.AGGREGATE_FILE
-    identical = stored.is_file() and stored.read_bytes() == data
+    identical = _stored_bytes(gdir / layout.AGGREGATE_FILE, result_dir) == data
     lines.insert(0, f"trials     {len(trials)} regraded, {len(lines)} differ from their grade.json")
     lines += [f"comparison {c.id}: {comparison_text(c)}" for c in combined.comparisons]
     return GroupRegrade(gdir.name, group.id, origin, out.relative_to(result_dir).as_posix(), None, None, identical,

@@ -13,6 +13,7 @@ sha256 still equals the fingerprint recorded at run time; the page says so.
 
 from __future__ import annotations
 
+import os
 import tempfile
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -22,7 +23,7 @@ from typing import Any, cast
 from pytest_skill_eval import __version__
 from pytest_skill_eval.engine.verdict import identical_inputs_advice
 from pytest_skill_eval.errors import EvidenceError, SkillEvalError
-from pytest_skill_eval.evidence import layout, records, store
+from pytest_skill_eval.evidence import layout, records, safe_io, store
 from pytest_skill_eval.evidence.locate import regrade_files, regrade_time, resolve_result
 from pytest_skill_eval.evidence.reader import load_tree, parse_aggregate, parse_grade, read_checked
 from pytest_skill_eval.grading.aggregate import TrialGrade
@@ -39,6 +40,7 @@ from pytest_skill_eval.render.html import (
     diff_trees,
     render_report,
 )
+from pytest_skill_eval.render.text import escape_path
 from pytest_skill_eval.sameness import resource_key
 
 #: the report's name inside the result directory
@@ -56,13 +58,14 @@ def _relative(path: Path, result_dir: Path) -> str:
 
 def _read(kind: type[records.Record], path: Path, result_dir: Path, problems: list[str]) -> Any:
     """The record at *path*, None when absent; a file that is not one becomes a problem."""
-    value, found = read_checked(path, lambda data, shown: records.parse(kind, data, shown), _relative(path, result_dir))
+    value, found = read_checked(path, lambda data, shown: records.parse(kind, data, shown), _relative(path, result_dir),
+                                root=result_dir)
     problems += found
     return value
 
 
 def _read_grade(path: Path, result_dir: Path, problems: list[str]) -> GroupGrade | None:
-    value, found = read_checked(path, parse_grade, _relative(path, result_dir))
+    value, found = read_checked(path, parse_grade, _relative(path, result_dir), root=result_dir)
     problems += found
     return value
 
@@ -85,39 +88,51 @@ def _variant(gdir: Path, name: str, declared: Mapping[str, Any], result_dir: Pat
     problems: list[str] = []
     run = _read(records.RunRecord, run_dir / "run.json", result_dir, problems)
     transcript = _read(records.TranscriptRecord, run_dir / "transcript.json", result_dir, problems)
-    final_response = None
-    if (run_dir / "final-response.txt").is_file():
-        final_response = (run_dir / "final-response.txt").read_bytes().decode("utf-8", errors="replace")
+    final_response = _text(run_dir / "final-response.txt", result_dir, problems)
     workspace: tuple[FileDiff, ...] = ()
-    initial = load_tree(run_dir / "workspace-initial")
-    if (run_dir / "workspace").is_dir():
-        workspace = diff_trees(initial, load_tree(run_dir / "workspace"))
     turn_workspaces: dict[int, tuple[FileDiff, ...]] = {}
-    if (run_dir / "turns").is_dir():
-        for entry in (run_dir / "turns").iterdir():
-            if entry.name.isdigit() and (entry / "workspace").is_dir():
-                turn_workspaces[int(entry.name)] = diff_trees(initial, load_tree(entry / "workspace"))
+    try:
+        initial = load_tree(run_dir / "workspace-initial", result_dir)
+        if safe_io.entry_kind(run_dir / "workspace", result_dir) is not None:
+            workspace = diff_trees(initial, load_tree(run_dir / "workspace", result_dir))
+        for entry, _kind in safe_io.list_dir(run_dir / "turns", result_dir):
+            turn = run_dir / "turns" / entry
+            if entry.isascii() and entry.isdigit() and safe_io.entry_kind(turn / "workspace", result_dir) is not None:
+                turn_workspaces[int(entry)] = diff_trees(initial, load_tree(turn / "workspace", result_dir))
+    except (EvidenceError, OSError) as exc:  # a linked tree, a manifest key that leaves it
+        problems += str(exc).split("\n")
     stderr, stderr_size = None, 0
-    if (run_dir / "stderr.txt").is_file():
-        text = (run_dir / "stderr.txt").read_bytes().decode("utf-8", errors="replace")
+    text = _text(run_dir / "stderr.txt", result_dir, problems)
+    if text is not None:
         stderr, stderr_size = (text[-STDERR_SHOWN:] or None), len(text)
     observed = _read(records.ContextObservations, run_dir / "context-observations.json", result_dir, problems)
     steps = {}
-    events = run_dir / "events.jsonl"
-    if transcript is not None and events.is_file():
+    events = _text(run_dir / "events.jsonl", result_dir, problems)
+    if transcript is not None and events is not None:
         ranges = {t.turn.index: t.events for t in transcript.turns}
-        with events.open(encoding="utf-8", errors="replace") as lines:
-            steps = assistant_steps(lines, ranges)
+        steps = assistant_steps(events.split("\n"), ranges)
     return ReportVariant(name=name, dir=_relative(run_dir, result_dir), run=run, transcript=transcript,
                          final_response=final_response, declared=declared, workspace=workspace, turn_workspaces=turn_workspaces, steps=steps, stderr=stderr, stderr_size=stderr_size,
                          context_requests=observed.requests if observed is not None else (),
                          problems=tuple(problems))
 
 
+def _text(path: Path, result_dir: Path, problems: list[str]) -> str | None:
+    """A text file of the run (final response, stderr, events), None when absent; read as
+    :mod:`..evidence.safe_io` reads a stored result (a link or special file is a problem)."""
+    try:
+        return safe_io.read_bytes(path, result_dir).decode("utf-8", errors="replace")
+    except FileNotFoundError:
+        return None
+    except (EvidenceError, OSError) as exc:
+        problems.append(str(exc))
+        return None
+
+
 def _fingerprints(run_dir: Path, result_dir: Path, problems: list[str]) -> dict[str, dict[str, str]]:
     """``{resource key: {file: sha256}}`` recorded before the run (keys like ``skills/0/rollback``)."""
     path = run_dir / "fingerprints.json"
-    if not path.is_file():
+    if safe_io.entry_kind(path, result_dir) is None:
         return {}
     record = _read(records.FingerprintsRecord, path, result_dir, problems)
     if record is None:
@@ -135,13 +150,29 @@ def _declared_path(declared: Mapping[str, Any], key: str) -> str | None:
     return str(items[index]) if isinstance(items, list) and index < len(items) else None
 
 
-def _materialise(run: records.RunRecord | None, rel: str, dest: Path) -> str:
-    """Copy the variant's declared path *rel* from its recorded source into *dest*; says from where."""
+def home_root(result_dir: Path) -> Path | None:
+    """The definition root *result_dir* is stored under (``<root>/.skill-eval/runs/<id>``), else None."""
+    runs = result_dir.parent
+    if runs.name == layout.RUNS_DIR.name and runs.parent.name == layout.RUNS_DIR.parent.name:
+        return runs.parent.parent
+    return None
+
+
+def _materialise(run: records.RunRecord | None, rel: str, dest: Path, result_dir: Path) -> str:
+    """Copy the variant's declared path *rel* from its recorded source into *dest*; says from where.
+
+    Only from the definition root the result is stored under: a stored result is untrusted
+    input, so the root its ``run.json`` names is never read (nor handed to Git) otherwise.
+    """
     from pytest_skill_eval.sources.snapshots import GitSource, copy_working_tree
 
     if run is None or run.source is None:
         raise SkillEvalError("the run recorded no source")
     root = Path(run.source.root)
+    home = home_root(result_dir)
+    if home is None or os.path.realpath(root) != os.path.realpath(home):
+        raise SkillEvalError(f"the recorded source {escape_path(str(root))} is not the definition root this result "
+                             "is stored under, and the report reads nothing outside the result and that root")
     if run.source.kind == "git":
         if not run.source.commit:
             raise SkillEvalError("the run recorded no commit")
@@ -152,7 +183,7 @@ def _materialise(run: records.RunRecord | None, rel: str, dest: Path) -> str:
 
 
 def _now_contents(variant: ReportVariant, key: str, expected: Mapping[str, str],
-                  scratch: Path) -> tuple[dict[str, bytes] | None, str]:
+                  scratch: Path, result_dir: Path) -> tuple[dict[str, bytes] | None, str]:
     """The resource's files read now, when they still match the recorded fingerprints."""
     rel = _declared_path(variant.declared, key)
     if rel is None:
@@ -160,7 +191,7 @@ def _now_contents(variant: ReportVariant, key: str, expected: Mapping[str, str],
     dest = scratch / variant.name / key
     dest.parent.mkdir(parents=True, exist_ok=True)
     try:
-        where = _materialise(variant.run, rel, dest)
+        where = _materialise(variant.run, rel, dest, result_dir)
     except (SkillEvalError, OSError) as exc:
         return None, f"{variant.name}: {rel} cannot be read now ({exc})"
     now = store.fingerprint_tree(dest)
@@ -190,7 +221,7 @@ def _resources(gdir: Path, variants: tuple[ReportVariant, ...], result_dir: Path
                     if key not in prints[name]:
                         contents[name] = {}  # the resource is not declared on this side
                     elif variant is not None:
-                        files, said = _now_contents(variant, key, prints[name][key], scratch)
+                        files, said = _now_contents(variant, key, prints[name][key], scratch, result_dir)
                         contents[name] = files
                         notes.append(said)
             readable = all(contents.get(n) is not None for n in _VARIANTS)
@@ -217,17 +248,18 @@ def _group(gdir: Path, result_dir: Path) -> ReportGroup:
     raw: Mapping[str, Any] = {}
     if record_file is not None:
         try:
-            raw = store.read_json(record_file)
-            record = records.parse_group(raw, record_file)
+            raw = safe_io.read_json(record_file, result_dir)
+            record = records.parse_group(raw, _relative(record_file, result_dir))
         except (EvidenceError, OSError) as exc:
-            problems.append(f"{_relative(record_file, result_dir)}: {exc}")
+            problems.append(str(exc))
     trials = record.trials if isinstance(record, records.GroupRecord) else None
     aggregate: TrialGrade | None = None
     runs_dir = gdir
     if trials is not None:
         # a group run with trials: the aggregate, and trial 1 in full (the others are in trials/)
         aggregate_path = layout.grade_file(gdir, cast(records.GroupRecord, record))
-        aggregate, found = read_checked(aggregate_path, parse_aggregate, _relative(aggregate_path, result_dir))
+        aggregate, found = read_checked(aggregate_path, parse_aggregate, _relative(aggregate_path, result_dir),
+                                        root=result_dir)
         problems += found
         runs_dir = layout.trial_dir(gdir, 1)
         grade_path = layout.trial_grade_file(runs_dir)
@@ -238,7 +270,7 @@ def _group(gdir: Path, result_dir: Path) -> ReportGroup:
     variants = tuple(
         _variant(runs_dir, name, declared_all.get(name) or {} if isinstance(declared_all, dict) else {}, result_dir)
         for name in _VARIANTS
-        if (runs_dir / name).is_dir()
+        if safe_io.entry_kind(runs_dir / name, result_dir) is not None
     )
     resources = _resources(gdir, variants, result_dir, problems)
     return ReportGroup(dir=gdir.name, position=layout.group_position(gdir.name), record=record, grade=grade,
@@ -251,7 +283,12 @@ def load_report(result_dir: Path, *, now: datetime | None = None) -> Report:
     """Everything the HTML report shows of *result_dir*; unreadable files become problems."""
     problems: list[str] = []
     summary = _read(records.ResultRecord, result_dir / "result.json", result_dir, problems)
-    groups = tuple(_group(gdir, result_dir) for gdir in layout.group_dirs(result_dir))
+    try:
+        dirs = layout.group_dirs(result_dir)
+    except EvidenceError as exc:
+        problems.append(str(exc))
+        dirs = []
+    groups = tuple(_group(gdir, result_dir) for gdir in dirs)
     stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M:%S UTC")
     return Report(result_id=result_dir.name, path=str(result_dir), summary=summary, groups=groups,
                   generated_at=stamp, version=__version__, problems=tuple(problems))
@@ -260,11 +297,17 @@ def load_report(result_dir: Path, *, now: datetime | None = None) -> Report:
 def write_report(result_dir: Path, output: Path | None = None) -> tuple[Path, list[str]]:
     """Render *result_dir* into ``<result>/report.html`` (and *output*); atomic writes.
 
-    Returns the path written to (*output* when given) and warnings: a result directory
-    that cannot take the copy (a read-only artifact) is a warning when *output* was written.
+    Returns the path written to (*output* when given) and warnings: each evidence file the
+    page names as a problem, and a result directory that cannot take the copy (a read-only
+    artifact) when *output* was written.
     """
-    page = render_report(load_report(result_dir)).encode("utf-8")
-    warnings: list[str] = []
+    loaded = load_report(result_dir)
+    page = render_report(loaded).encode("utf-8")
+    # every evidence file the page names as a problem is named on stderr too (CI logs)
+    warnings: list[str] = [f"problem: {p}" for p in loaded.problems]
+    for group in loaded.groups:
+        warnings += [f"problem: {p}" for p in group.problems]
+        warnings += [f"problem: {p}" for v in group.variants for p in v.problems]
     inside = result_dir / REPORT_FILE
     if output is None or output.resolve() != inside.resolve():
         try:

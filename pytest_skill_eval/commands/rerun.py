@@ -11,7 +11,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from pytest_skill_eval.evidence import layout, store
+from pytest_skill_eval.evidence import layout, safe_io
 from pytest_skill_eval.evidence.locate import resolve_result
 from pytest_skill_eval.evidence.reader import read_optional
 from pytest_skill_eval.evidence.records import ResultRecord, SelectionRecord
@@ -20,7 +20,7 @@ from pytest_skill_eval.evidence.records import ResultRecord, SelectionRecord
 def rerun_arguments(result_dir: Path) -> list[str]:
     """pytest's arguments that run *result_dir*'s groups again with its settings."""
     argv = [f"--skill-eval-rerun={result_dir}", "-p", "no:cacheprovider", "-rN"]
-    summary = read_optional(ResultRecord, result_dir / "result.json")
+    summary = read_optional(ResultRecord, result_dir / "result.json", result_dir)
     provenance = summary.provenance if isinstance(summary, ResultRecord) else None
     if provenance is not None:
         argv += ["--skill-eval-fail-on", provenance.fail_on, "--skill-eval-trials", str(provenance.trials),
@@ -28,7 +28,7 @@ def rerun_arguments(result_dir: Path) -> list[str]:
                  "--skill-eval-alpha", repr(provenance.alpha),
                  "--skill-eval-provider-timeout", repr(provenance.provider_timeout_s),
                  "--skill-eval-rerun-infra", str(provenance.rerun_infra)]
-    selection = read_optional(SelectionRecord, result_dir / layout.SELECTION_FILE)
+    selection = read_optional(SelectionRecord, result_dir / layout.SELECTION_FILE, result_dir)
     if isinstance(selection, SelectionRecord) and len(selection.variants) == 1:
         argv += ["--skill-eval-variant", selection.variants[0]]
     return argv
@@ -39,9 +39,9 @@ def rerun(target: str, cwd: Path, pytest_args: list[str]) -> int:
     import pytest
 
     result_dir = resolve_result(target, cwd)
-    if not (result_dir / "result.json").is_file():
+    if safe_io.entry_kind(result_dir / "result.json", result_dir) is None:
         print(f"skill-eval: warning: {result_dir} has no result.json: its settings are unknown, "
               "the rerun uses the defaults", file=sys.stderr)
     else:
-        store.read_json(result_dir / "result.json")  # an unreadable summary is an error, not defaults
+        safe_io.read_json(result_dir / "result.json", result_dir)  # an unreadable summary is an error, not defaults
     return int(pytest.main([*rerun_arguments(result_dir), *pytest_args]))

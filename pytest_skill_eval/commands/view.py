@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from pytest_skill_eval.definitions.selection import select_variants
-from pytest_skill_eval.errors import SelectionError
-from pytest_skill_eval.evidence import layout
+from pytest_skill_eval.errors import EvidenceError, SelectionError
+from pytest_skill_eval.evidence import layout, safe_io
 from pytest_skill_eval.evidence.locate import (
     _RESULT_ID,
     regrade_files,
@@ -64,7 +64,7 @@ _RUN_DIRS = ("workspace-initial", "workspace", "session")
 def _checked(path: Path, parse: Callable[[Any, str], Parsed], result_dir: Path, problems: list[str]) -> Parsed | None:
     # Absent files are ordinary (a run stopped early); unreadable or misshapen ones are
     # problems the view names and reads past.
-    value, found = read_checked(path, parse, _relative(path, result_dir))
+    value, found = read_checked(path, parse, _relative(path, result_dir), root=result_dir)
     problems += found
     return value
 
@@ -79,7 +79,7 @@ def newest_grade(gdir: Path, result_dir: Path, problems: list[str],
         grade = _checked(path, parse_grade, result_dir, problems)
         if grade is not None:
             state = None
-            if stored.is_file():
+            if safe_io.entry_kind(stored, result_dir) is not None:
                 original = _checked(stored, parse_grade, result_dir, [])
                 state = original.state if original is not None else "not what the view expects"
             return grade, RegradeShown(file=_relative(path, result_dir), time=regrade_time(path), original_state=state)
@@ -96,35 +96,34 @@ def _relative(path: Path, result_dir: Path) -> str:
 
 
 def _run_artifacts(run_dir: Path, result_dir: Path) -> list[str]:
-    # one directory listing instead of a stat per possible artifact (links are followed, as by Path.is_file)
-    try:
-        with os.scandir(run_dir) as listing:
-            entries = {entry.name: entry for entry in listing}
-    except OSError:
-        entries = {}
-    found = [_relative(run_dir / name, result_dir) for name in _RUN_FILES if name in entries and _is(entries[name], dir_=False)]
-    found += [_relative(run_dir / name, result_dir) + "/" for name in _RUN_DIRS if name in entries and _is(entries[name], dir_=True)]
+    # one directory listing instead of a stat per possible artifact; links are never followed
+    # (a linked artifact is not listed: it is not evidence)
+    entries = dict(safe_io.list_dir(run_dir, result_dir))
+    found = [_relative(run_dir / name, result_dir) for name in _RUN_FILES if entries.get(name) == safe_io.FILE]
+    found += [_relative(run_dir / name, result_dir) + "/" for name in _RUN_DIRS if entries.get(name) == safe_io.DIRECTORY]
     turns = run_dir / "turns"
-    if turns.is_dir():
-        numbered = sorted((p for p in turns.iterdir() if p.name.isdigit()), key=lambda p: int(p.name))
-        found += [_relative(p / "workspace", result_dir) + "/" for p in numbered if (p / "workspace").is_dir()]
+    numbered = sorted((name for name, kind in safe_io.list_dir(turns, result_dir)
+                       if kind == safe_io.DIRECTORY and name.isascii() and name.isdigit()), key=int)
+    found += [_relative(turns / n / "workspace", result_dir) + "/" for n in numbered
+              if safe_io.is_dir(turns / n / "workspace", result_dir)]
     return found
 
 
-def _is(entry: os.DirEntry[str], *, dir_: bool) -> bool:
-    try:
-        return entry.is_dir() if dir_ else entry.is_file()
-    except OSError:
-        return False
+def _odd_entries(run_dir: Path, result_dir: Path) -> list[str]:
+    """A problem for each run artifact that is there but not what a writer makes (a link, a
+    FIFO, a directory for a file): never read, never followed."""
+    expected = {**{n: safe_io.FILE for n in _RUN_FILES}, **{n: safe_io.DIRECTORY for n in _RUN_DIRS}}
+    return [f"{_relative(run_dir / name, result_dir)}: expected {expected[name]}, found {kind}; it is not read"
+            for name, kind in safe_io.list_dir(run_dir, result_dir) if name in expected and kind != expected[name]]
 
 
 def _workspace_changes(run_dir: Path, result_dir: Path) -> list[tuple[str, str]]:
     final_dir = run_dir / "workspace"
-    if not final_dir.is_dir():
+    if not safe_io.is_dir(final_dir, result_dir):
         return []
     # by the manifests' digests when the snapshots wrote them: no workspace is re-hashed
-    before = load_tree(run_dir / "workspace-initial")
-    after = load_tree(final_dir)
+    before = load_tree(run_dir / "workspace-initial", result_dir)
+    after = load_tree(final_dir, result_dir)
     changes: list[tuple[str, str]] = []
     for rel in sorted(set(before) | set(after)):
         if rel not in before:
@@ -138,21 +137,25 @@ def _workspace_changes(run_dir: Path, result_dir: Path) -> list[tuple[str, str]]
 
 def _group_artifacts(gdir: Path, result_dir: Path) -> list[str]:
     names = [n for n in ("definition.json", "group.json", "grade.json", layout.GROUP_FALLBACK, layout.GRADE_FALLBACK)
-             if (gdir / n).is_file()]
+             if safe_io.is_file(gdir / n, result_dir)]
     names += sorted(p.name for p in regrade_files(gdir))
     return [_relative(gdir / n, result_dir) for n in names]
 
 
 def _variant(gdir: Path, name: str, result_dir: Path) -> VariantEvidence:
     problems: list[str] = []
-    return VariantEvidence(
-        name=name,
-        run=_checked(gdir / name / "run.json", run_record, result_dir, problems),
-        transcript=_checked(gdir / name / "transcript.json", transcript_record, result_dir, problems),
-        artifacts=_run_artifacts(gdir / name, result_dir),
-        workspace_changes=_workspace_changes(gdir / name, result_dir),
-        problems=problems,
-    )
+    run = _checked(gdir / name / "run.json", run_record, result_dir, problems)
+    transcript = _checked(gdir / name / "transcript.json", transcript_record, result_dir, problems)
+    artifacts: list[str] = []
+    changes: list[tuple[str, str]] = []
+    try:
+        artifacts = _run_artifacts(gdir / name, result_dir)
+        problems += _odd_entries(gdir / name, result_dir)
+        changes = _workspace_changes(gdir / name, result_dir)
+    except EvidenceError as exc:  # a linked directory, a manifest key that leaves its tree
+        problems += str(exc).split("\n")
+    return VariantEvidence(name=name, run=run, transcript=transcript, artifacts=artifacts,
+                           workspace_changes=changes, problems=problems)
 
 
 def load_result(result_dir: Path, *, group: str | None = None, variant: str | None = None,
@@ -237,7 +240,7 @@ def _from_direct_group(dirs: Sequence[Path]) -> bool:
     """
     if len(dirs) != 1:
         return False
-    data, _problems = read_checked(dirs[0] / "group.json", parse_group)
+    data, _problems = read_checked(dirs[0] / "group.json", parse_group, root=dirs[0])
     return isinstance(data, GroupRecord) and data.suite is None
 
 
@@ -316,9 +319,13 @@ def list_checked(cwd: Path) -> tuple[str, bool]:
     rows: list[tuple[str, str, str, str, str]] = []
     problems: list[str] = []
     for path in results:
-        summary, found = read_checked(path / "result.json", result_record, f"{path.name}/result.json")
+        summary, found = read_checked(path / "result.json", result_record, f"{path.name}/result.json", root=path)
         problems += found
-        dirs = layout.group_dirs(path)
+        try:
+            dirs = layout.group_dirs(path)
+        except EvidenceError as exc:
+            problems.append(f"{path.name}/{exc}")
+            dirs = []
         transitions: list[str] = []
         regraded = False
         for gdir in dirs:

@@ -8,6 +8,7 @@ import stat
 from pathlib import Path
 from typing import Any, NoReturn
 
+from pytest_skill_eval import jsonbounds
 from pytest_skill_eval.errors import DefinitionError, Problem
 from pytest_skill_eval.jsonpointer import escape as _escape
 from pytest_skill_eval.schemas import describe as _describe
@@ -62,10 +63,12 @@ def _read_regular(path: Path) -> bytes:
     # O_NONBLOCK: should the file be swapped for a FIFO after the stat, open() cannot block.
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     with os.fdopen(fd, "rb") as handle:
-        mode = os.fstat(handle.fileno()).st_mode
-        if not stat.S_ISREG(mode):
-            raise _NotRegular(file_kind(mode))
-        return handle.read()
+        info = os.fstat(handle.fileno())
+        if not stat.S_ISREG(info.st_mode):
+            raise _NotRegular(file_kind(info.st_mode))
+        if info.st_size > jsonbounds.MAX_BYTES:
+            raise _NotRegular(f"a file of {info.st_size} bytes, over the {jsonbounds.MAX_BYTES}-byte limit of a JSON file")
+        return handle.read(jsonbounds.MAX_BYTES + 1)
 
 
 def parse_document(file: str, text: str) -> dict[str, Any]:
@@ -87,7 +90,9 @@ def parse_document(file: str, text: str) -> dict[str, Any]:
         raise _NonStandardConstant(name)
 
     try:
-        doc = json.loads(text, object_pairs_hook=collect_pairs, parse_constant=reject_constant)
+        doc = jsonbounds.loads(text, object_pairs_hook=collect_pairs, parse_constant=reject_constant)
+    except jsonbounds.JSONBoundsError as exc:
+        raise DefinitionError(file, [Problem(exc.pointer, f"expected JSON this loader can read, found {exc.reason}")]) from None
     except json.JSONDecodeError as exc:
         raise DefinitionError(
             file, [Problem("", f"expected JSON, found invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")]

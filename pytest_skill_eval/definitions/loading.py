@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import json
 import os
 import posixpath
 import stat
@@ -11,6 +10,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from pytest_skill_eval import jsonbounds
 from pytest_skill_eval.definitions.document import _read_regular, file_kind, read_document
 from pytest_skill_eval.definitions.model import (
     Expectation,
@@ -41,7 +41,7 @@ from pytest_skill_eval.schemas import quote as _quote
 def definition_kind(path: Path) -> str | None:
     """Return ``"group"``/``"suite"`` if *path* looks like a definition, else None (not ours)."""
     try:
-        doc = json.loads(_read_regular(path).decode("utf-8"))
+        doc = jsonbounds.loads(_read_regular(path).decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return None
     if isinstance(doc, dict) and doc.get("kind") in ("group", "suite") and "schema_version" in doc:

@@ -339,19 +339,20 @@ def _group_usage(group_dir: Path) -> VariantUsage | None:
 _PUBLICATION_ERRORS = (OSError, EvidenceError, TypeError, ValueError)
 
 
-def grade_persisted(group: Group, group_dir: Path) -> GroupGrade:
+def grade_persisted(group: Group, group_dir: Path, result: Path | None = None) -> GroupGrade:
     """Grade from persisted evidence; a thrown failure becomes explicit grade-error evidence.
 
     The one grading entry point for a run and for ``skill-eval regrade``, so a regrade of
-    untouched evidence reproduces ``grade.json`` byte for byte.
+    untouched evidence reproduces ``grade.json`` byte for byte. *result*: the stored result
+    *group_dir* lies in, when it is untrusted input (regrade): no link below it is followed.
     """
     from pytest_skill_eval.grading import grade_group
 
     try:
         observations = {
-            name: reader.load_observation(group_dir / name)
+            name: reader.load_observation(group_dir / name, result)
             for name in VARIANTS
-            if (group_dir / name / "run.json").exists()
+            if (group_dir / name / "run.json").exists() or (group_dir / name / "run.json").is_symlink()
         }
         return grade_group(group, observations)
     except Exception as exc:  # noqa: BLE001 - any grading crash must become evidence, not a traceback

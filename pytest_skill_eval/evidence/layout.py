@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+import json
+import os
 import re
 import secrets
 import shutil
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, NoReturn
 
+from pytest_skill_eval.errors import EvidenceError, Problem, json_text, show
+from pytest_skill_eval.evidence import safe_io
 from pytest_skill_eval.evidence.store import write_atomic
+from pytest_skill_eval.jsonpointer import child
 
 if TYPE_CHECKING:
     from pytest_skill_eval.evidence.records import GroupRecord, InvalidGroupRecord
@@ -50,18 +55,36 @@ def new_result_id(now: Callable[[], datetime] = lambda: datetime.now(UTC)) -> st
 
 
 def group_dirs(result_dir: Path) -> list[Path]:
-    """The ``groups/NNN-<id>`` directories of a result, in position order; hidden staging never counts."""
+    """The ``groups/NNN-<id>`` directories of a result, in position order; hidden staging never counts.
+
+    Nothing is followed: a ``groups`` or ``NNN-<id>`` entry that is a link or not a
+    directory is an EvidenceError naming it (a stored result is untrusted input).
+    """
     root = result_dir / "groups"
-    if not root.is_dir():
-        return []
-    found = [(int(m.group(1)), p) for p in root.iterdir() if p.is_dir() and (m := _GROUP_DIR.fullmatch(p.name))]
+    found: list[tuple[int, Path]] = []
+    for name, kind in safe_io.list_dir(root, result_dir):
+        match = _GROUP_DIR.fullmatch(name)
+        if match is None:
+            continue
+        if kind != safe_io.DIRECTORY:
+            _refuse(root / name, result_dir, kind, "a group directory")
+        found.append((int(match.group(1)), root / name))
     return [p for _, p in sorted(found, key=lambda item: (item[0], item[1].name))]
 
 
+def _refuse(path: Path, root: Path, kind: str, expected: str) -> NoReturn:
+    link = "; a stored result is never followed through a link" if kind == safe_io.SYMLINK else ""
+    raise safe_io.Refused(f"{safe_io.shown(path, root)}: expected {expected}, found {kind}{link}")
+
+
 def group_record_file(group_dir: Path) -> Path | None:
-    """``group.json``, else its ``group-fallback.json``, else None (the group never finished)."""
+    """``group.json``, else its ``group-fallback.json``, else None (the group never finished).
+
+    An entry that is there but not a regular file (a link, a FIFO) is returned too, so
+    its reader names it as a problem instead of reading past it.
+    """
     for name in (GROUP_FILE, GROUP_FALLBACK):
-        if (group_dir / name).is_file():
+        if safe_io.entry_kind(group_dir / name, group_dir.parent) is not None:
             return group_dir / name
     return None
 
@@ -79,7 +102,8 @@ def grade_file(group_dir: Path, record: GroupRecord | InvalidGroupRecord) -> Pat
 def trial_grade_file(trial_dir: Path) -> Path:
     """The grade in *trial_dir* (a trial's directory, or a group's without trials):
     ``grade.json``, or ``grade-fallback.json`` when only that was published."""
-    if not (trial_dir / GRADE_FILE).is_file() and (trial_dir / GRADE_FALLBACK).is_file():
+    if (safe_io.entry_kind(trial_dir / GRADE_FILE, trial_dir.parent) is None
+            and safe_io.entry_kind(trial_dir / GRADE_FALLBACK, trial_dir.parent) is not None):
         return trial_dir / GRADE_FALLBACK
     return trial_dir / GRADE_FILE
 
@@ -126,33 +150,37 @@ def trial_dir(group_dir: Path, number: int) -> Path:
     return group_dir / TRIALS_DIR / f"{number:03d}"
 
 
+def trial_dirs(group_dir: Path) -> list[Path]:
+    """The trial directories of a group, in trial order (none for a single run); a numbered
+    entry that is a link or not a directory is an EvidenceError naming it."""
+    root = group_dir / TRIALS_DIR
+    found: list[Path] = []
+    for name, kind in safe_io.list_dir(root, group_dir.parent):
+        if name.isascii() and name.isdigit():
+            if kind != safe_io.DIRECTORY:
+                _refuse(root / name, group_dir.parent, kind, "a trial directory")
+            found.append(root / name)
+    return sorted(found, key=lambda p: int(p.name))
+
+
 def attempt_dir(group_dir: Path, variant: str, attempt: int) -> Path:
     """``<variant>-attempts/N``: an earlier, infrastructure-failed attempt of a rerun variant
     (``--skill-eval-rerun-infra``); the last attempt stays at ``<variant>/``."""
     return group_dir / f"{variant}-attempts" / str(attempt)
 
 
-def trial_dirs(group_dir: Path) -> list[Path]:
-    """The trial directories of a group, in trial order (none for a single run)."""
-    root = group_dir / TRIALS_DIR
-    if not root.is_dir():
-        return []
-    return sorted((p for p in root.iterdir() if p.is_dir() and p.name.isascii() and p.name.isdigit()),
-                  key=lambda p: int(p.name))
-
-
 def run_files(group_dir: Path, variant: str) -> list[Path]:
     """Every ``run.json`` of *variant* in a group directory, each a pi run (or a variant that
-    never started one): the single run or every trial, and the earlier attempts of reruns."""
+    never started one): the single run or every trial, and the earlier attempts of reruns.
+    Nothing is followed: a link on the way is an EvidenceError naming it."""
     bases = [group_dir, *trial_dirs(group_dir)]
     found: list[Path] = []
     for base in bases:
         attempts = base / f"{variant}-attempts"
-        if attempts.is_dir():
-            found += sorted((p / "run.json" for p in attempts.iterdir() if p.name.isdigit()),
-                            key=lambda p: int(p.parent.name))
+        numbered = [name for name, _kind in safe_io.list_dir(attempts, group_dir.parent) if name.isascii() and name.isdigit()]
+        found += [attempts / name / "run.json" for name in sorted(numbered, key=int)]
         found.append(base / variant / "run.json")
-    return [p for p in found if p.is_file()]
+    return [p for p in found if safe_io.entry_kind(p, group_dir.parent) is not None]
 
 
 def group_dir_id(dir_name: str) -> str:
@@ -170,3 +198,102 @@ def group_position(dir_name: str) -> int:
 def manifest_file(tree: Path) -> Path:
     """``<tree>.manifest.json`` beside a snapshotted tree (``workspace`` -> ``workspace.manifest.json``)."""
     return tree.with_name(tree.name + ".manifest.json")
+
+
+#: the longest name one directory entry can hold, and the longest path, in UTF-8 bytes (Linux)
+NAME_MAX = 255
+PATH_MAX = 4096
+
+
+def path_problem(text: Any, *, single: bool = False) -> str | None:
+    """Why *text*, a path read from inside a result, is not a relative path of plain names
+    (None when it is one): what was expected and what was found.
+
+    The one rule for every path a result names (snapshot and manifest keys, group directory
+    names in records): a non-empty string of ``/``-separated names, none empty, ``.`` or
+    ``..``, without NUL, each name at most 255 UTF-8 bytes and the whole at most 4096.
+    *single* asks for one name (no ``/`` at all). A backslash or a ``C:`` is an ordinary
+    character of a name on the POSIX systems the tool runs on (a subject may write such a
+    file), so ``..\\x`` is one name and lands inside its directory like any other.
+    """
+    expected = "a file name" if single else "a relative path of plain names separated by /"
+    if not isinstance(text, str):
+        return f"expected {expected}, found {json_text(text) if text is None else type(text).__name__}"
+    found = show(text, 120)
+    reason = None
+    if not text:
+        reason = "an empty path"
+    elif "\x00" in text:
+        reason = "a NUL byte, which no file name can hold"
+    elif text.startswith("/"):
+        reason = "an absolute path"
+    elif single and "/" in text:
+        reason = "a path of several names"
+    else:
+        try:
+            encoded = text.encode("utf-8")
+        except UnicodeEncodeError:
+            return f"expected {expected}, found a lone surrogate, which no file name can hold: {json.dumps(text)[:120]}"
+        parts = text.split("/")
+        if "" in parts:
+            reason = "an empty name (a doubled or trailing /)"
+        elif ".." in parts:
+            reason = "a '..' name, which leaves the directory"
+        elif "." in parts:
+            reason = "a '.' name"
+        elif len(encoded) > PATH_MAX:
+            reason = f"a path of {len(encoded)} bytes (at most {PATH_MAX})"
+        elif any(len(p.encode("utf-8")) > NAME_MAX for p in parts):
+            reason = f"a name of more than {NAME_MAX} bytes"
+    return None if reason is None else f"expected {expected}, found {reason}: {found}"
+
+
+def parse_path(text: Any, where: str, pointer: str, *, single: bool = False) -> tuple[str, ...]:
+    """The names of the path *text* read at *pointer* of the result file *where*;
+    EvidenceError ``where: pointer: expected ..., found ...`` when it is not a plain relative path."""
+    problem = path_problem(text, single=single)
+    if problem is not None:
+        raise EvidenceError(Problem(pointer, problem).render(where))
+    return tuple(str(text).split("/"))
+
+
+def record_path_problems(schema: str, data: Any) -> list[Problem]:
+    """Every path in the stored record *data* (of evidence schema *schema*, already checked
+    by it) that :func:`path_problem` refuses, located by its JSON pointer."""
+    found: list[Problem] = []
+
+    def keys(mapping: Any, pointer: str) -> None:
+        if isinstance(mapping, dict):
+            for key in mapping:
+                problem = path_problem(key)
+                if problem is not None:
+                    found.append(Problem(child(pointer, key), problem))
+
+    def dirs(entries: Any, pointer: str) -> None:
+        for i, entry in enumerate(entries if isinstance(entries, list) else []):
+            name = entry.get("dir") if isinstance(entry, dict) else None
+            if name is not None:
+                problem = path_problem(name, single=True)
+                if problem is not None:
+                    found.append(Problem(child(pointer, i, "dir"), problem))
+
+    if not isinstance(data, dict):
+        return found
+    if schema == "evidence-run" and isinstance(data.get("snapshot"), dict):
+        keys(data["snapshot"].get("files"), "/snapshot/files")
+    elif schema == "evidence-manifest":
+        keys(data.get("files"), "/files")
+    elif schema in ("evidence-result", "evidence-selection"):
+        dirs(data.get("groups"), "/groups")
+    return found
+
+
+def inside(dest: Path, names: tuple[str, ...]) -> Path:
+    """``dest/names...``, checked after resolution to land under *dest*: EvidenceError when a
+    link already in *dest* (or anything else) would take a write outside it."""
+    target = dest.joinpath(*names)
+    real_dest = Path(os.path.realpath(dest))
+    real = Path(os.path.realpath(target))
+    if real != real_dest and not real.is_relative_to(real_dest):
+        raise EvidenceError(f"{target}: a write there would land outside {dest} (at {real}); nothing was written")
+    return target

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import os
 import re
 from datetime import datetime
 from pathlib import Path
 
 from pytest_skill_eval.errors import EvidenceError
-from pytest_skill_eval.evidence import layout
+from pytest_skill_eval.evidence import layout, safe_io
 from pytest_skill_eval.render.text import escape_path
 
 _RESULT_ID = re.compile(r"\d{14}-.+")
@@ -22,7 +23,8 @@ def _path_like(target: str) -> bool:
 
 
 def _is_result(path: Path) -> bool:
-    return (path / "result.json").is_file() or (path / "groups").is_dir()
+    return (safe_io.entry_kind(path / "result.json", path) is not None
+            or safe_io.entry_kind(path / "groups", path) is not None)
 
 
 def stored_results(cwd: Path) -> list[Path]:
@@ -35,7 +37,9 @@ def stored_results(cwd: Path) -> list[Path]:
     runs = cwd / layout.RUNS_DIR
     if not runs.is_dir():
         return []
-    found = [p for p in runs.iterdir() if not p.name.startswith(".") and p.is_dir() and _is_result(p)]
+    # a link among them is never followed (docs/security.md): it is not listed, nor ``latest``
+    found = [runs / name for name, kind in safe_io.list_dir(runs, runs)
+             if not name.startswith(".") and kind == safe_io.DIRECTORY and _is_result(runs / name)]
 
     def key(path: Path) -> tuple[str, int, str]:
         stamp = path.name[:14] if _RESULT_ID.fullmatch(path.name) else ""
@@ -77,6 +81,11 @@ def resolve_result(target: str, cwd: Path) -> Path:
         tried.append(cwd / layout.RUNS_DIR / target)
     tried.append(Path(target) if Path(target).is_absolute() else cwd / target)
     for candidate in tried:
+        if candidate.is_symlink():
+            raise EvidenceError(
+                f"{escape_path(str(candidate))} is a symbolic link: a stored result is untrusted input and never "
+                f"followed through a link; give the directory it names ({escape_path(os.path.realpath(candidate))}) "
+                "if you trust it")
         if candidate.is_dir():
             path = candidate.absolute()
             if not _is_result(path):
@@ -94,10 +103,11 @@ def resolve_result(target: str, cwd: Path) -> Path:
 def regrade_files(gdir: Path) -> list[Path]:
     """The group's ``grade-regraded-<stamp>.json`` files, newest first."""
     found = []
-    for path in gdir.glob("grade-regraded-*.json"):
-        match = _REGRADE_FILE.fullmatch(path.name)
-        if match and path.is_file():
-            found.append((match.group(1), int(match.group(2) or 1), path))
+    # any entry of that name: one that is not a regular file is named as a problem by its reader
+    for name, _kind in safe_io.list_dir(gdir, gdir.parent):  # gdir itself is never followed
+        match = _REGRADE_FILE.fullmatch(name)
+        if match:
+            found.append((match.group(1), int(match.group(2) or 1), gdir / name))
     return [path for _stamp, _n, path in sorted(found, reverse=True)]
 
 

@@ -22,7 +22,10 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from pytest_skill_eval.errors import EvidenceError
+from pytest_skill_eval.evidence import safe_io
+from pytest_skill_eval.evidence.layout import inside, parse_path
 from pytest_skill_eval.evidence.store import fsync_dir
+from pytest_skill_eval.jsonpointer import child
 
 OBJECTS_DIR = "objects"
 
@@ -94,15 +97,31 @@ def put_link(result_dir: Path, source: Path, digest: str) -> str:
     return digest
 
 
+#: the largest object read back (each is read whole to check it against its name): 2 GiB
+MAX_OBJECT_BYTES = 2 << 30
+
+
 def read(result_dir: Path, digest: str) -> bytes:
-    """The bytes of object *digest*, checked against their name."""
+    """The bytes of object *digest*, checked against their name before anyone uses them.
+
+    The object is opened as :mod:`.safe_io` opens everything in a stored result: never
+    through a link, a regular file only (objects may have other hard links: the writers
+    share evidence files so, and the digest check makes any name safe).
+    """
     path = object_path(result_dir, digest)
+    shown = f"{OBJECTS_DIR}/{digest[:2]}/{digest}"
     try:
-        data = path.read_bytes()
+        data = safe_io.read_bytes(path, result_dir, limit=MAX_OBJECT_BYTES, single_link=False)
+    except FileNotFoundError:
+        raise EvidenceError(f"{shown}: expected the stored object {digest}, found no such file in "
+                            f"{result_dir / OBJECTS_DIR}") from None
     except OSError as exc:
-        raise EvidenceError(f"object {digest} is missing from {result_dir / OBJECTS_DIR}: {exc}") from None
-    if hashlib.sha256(data).hexdigest() != digest:
-        raise EvidenceError(f"object {path} does not hold the content its name says (it was changed)")
+        raise EvidenceError(f"{shown}: cannot read the stored object: {exc.strerror or exc}") from None
+    found = hashlib.sha256(data).hexdigest()
+    if found != digest:
+        raise EvidenceError(f"{shown}: expected bytes whose sha256 is its name, found bytes whose sha256 is {found}: "
+                            "the object does not hold the content its name says (it was changed); nothing is used "
+                            "from it")
     return data
 
 
@@ -135,22 +154,38 @@ def store_tree(result_dir: Path, base: Path, top: str, transform: Transform | No
     return files, counts
 
 
-def materialise(result_dir: Path, files: Mapping[str, tuple[str, str]], prefix: str, dest: Path) -> int:
+def materialise(result_dir: Path, files: Mapping[str, tuple[str, str]], prefix: str, dest: Path,
+                where: str = "run.json") -> int:
     """Write the stored files under *prefix* (a file, or a directory of files) to *dest*; how many.
 
     ``prefix`` names a path as the variant got it; a file stored at exactly that path is
-    written to *dest* itself, files below it keep their relative paths under *dest*.
+    written to *dest* itself, files below it keep their relative paths under *dest*. Every
+    key goes through :func:`..layout.parse_path` (*where* names the record it came from),
+    every target is checked after resolution to land under *dest*, every object is checked
+    against its digest before a byte is written, and only the permission bits of the
+    recorded mode are applied.
     """
     written = 0
+    depth = len(prefix.split("/"))
     for rel, (digest, mode) in sorted(files.items()):
+        names = parse_path(rel, where, child("/snapshot/files", rel))
         if rel == prefix:
             target = dest
         elif rel.startswith(prefix + "/"):
-            target = dest / rel[len(prefix) + 1:]
+            target = inside(dest, names[depth:])
         else:
             continue
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_bytes(read(result_dir, digest))
-        os.chmod(target, int(mode, 8) | stat.S_IRUSR | stat.S_IWUSR)
+        data = read(result_dir, digest)
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            if target != dest:
+                inside(dest, names[depth:])  # once more, now that its directories exist
+            fd = os.open(target, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+            with os.fdopen(fd, "wb") as out:
+                out.write(data)
+                os.fchmod(out.fileno(), (int(mode, 8) & 0o777) | stat.S_IRUSR | stat.S_IWUSR)
+        except OSError as exc:
+            raise EvidenceError(f"{where}: {child('/snapshot/files', rel)}: cannot materialise it at {target}: "
+                                f"{exc.strerror or exc}") from None
         written += 1
     return written

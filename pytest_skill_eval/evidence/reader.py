@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import os
 import re
 import stat
@@ -12,27 +11,32 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from pytest_skill_eval.errors import EvidenceError, MalformedGrade
-from pytest_skill_eval.evidence import layout, records
+from pytest_skill_eval.evidence import layout, records, safe_io
 from pytest_skill_eval.evidence.layout import manifest_file
-from pytest_skill_eval.evidence.store import read_json
 from pytest_skill_eval.grading.aggregate import TrialGrade
 from pytest_skill_eval.grading.results import GroupGrade
 from pytest_skill_eval.observation import FileTree, RunObservation
 from pytest_skill_eval.usage import Usage, VariantUsage, total
 
 
-def read_record(kind: type[records.Record], path: Path) -> records.Record:
+def read_json(path: Path, root: Path | None = None) -> Any:
+    """The bounded JSON document of the evidence file *path* (see :mod:`.safe_io`: below
+    *root*, a stored result, no link is followed)."""
+    return safe_io.read_json(path, root, label=str(path))
+
+
+def read_record(kind: type[records.Record], path: Path, root: Path | None = None) -> records.Record:
     """The typed record stored at *path*; :class:`EvidenceError` naming the file when it is not one."""
-    return records.parse(kind, read_json(path), path)
+    return records.parse(kind, read_json(path, root), path)
 
 
-def read_optional(kind: type[records.Record], path: Path) -> records.Record | None:
+def read_optional(kind: type[records.Record], path: Path, root: Path | None = None) -> records.Record | None:
     """The record at *path*, or None when the file is absent or not such a record (for readers
     that only add to a text, such as a failure's notes)."""
-    if not path.is_file():
-        return None
     try:
-        return read_record(kind, path)
+        if not safe_io.is_file(path, root):
+            return None
+        return read_record(kind, path, root)
     except EvidenceError:
         return None
 
@@ -76,24 +80,26 @@ def result_record(data: Any, source: Path | str) -> records.ResultRecord:
 Parsed = TypeVar("Parsed")
 
 
-def read_checked(path: Path, parse: Callable[[Any, str], Parsed], shown: str | None = None) -> tuple[Parsed | None, list[str]]:
+def read_checked(path: Path, parse: Callable[[Any, str], Parsed], shown: str | None = None,
+                 root: Path | None = None) -> tuple[Parsed | None, list[str]]:
     """Read the evidence file *path* for a reader that goes on past a bad file (views, regrade).
 
     ``(record, [])`` when it is one; ``(None, [])`` when it is absent (a run stopped early is
     ordinary); ``(None, problems)`` when it cannot be read or is not such a record, each
     problem starting with *shown* (default: the path) and saying what was expected and found.
+    Below *root* (the stored result) no link is followed: a linked file or directory, or one
+    that is not a regular file, is such a problem.
     """
     label = shown if shown is not None else str(path)
-    if not path.is_file():
-        return None, []
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        return None, [f"{label}: cannot read evidence file {path}: {exc}"]
-    try:
+        data = safe_io.read_json(path, root, label=label, missing_ok=True)
+        if data is safe_io.ABSENT:
+            return None, []
         return parse(data, label), []
     except EvidenceError as exc:
         return None, str(exc).split("\n")
+    except OSError as exc:
+        return None, [f"{label}: cannot read evidence file {path}: {exc.strerror or exc}"]
 
 
 def read_group_usage(group_dir: Path) -> VariantUsage:
@@ -144,7 +150,7 @@ def _manifest_entries(data: Any) -> dict[str, tuple[int, str]] | None:
     return entries
 
 
-def load_tree(root: Path) -> FileTree:
+def load_tree(root: Path, result: Path | None = None) -> FileTree:
     """A stored snapshot tree, read lazily.
 
     The tree itself says which files there are and their sizes (one ``lstat`` each, no
@@ -153,57 +159,82 @@ def load_tree(root: Path) -> FileTree:
     older than the manifest itself (a stored file keeps its source's mtime; an edit after
     the snapshot makes it newer). Any other file, and every file of a tree stored before
     manifests (or with a manifest that is not one), is hashed when a comparison asks.
+
+    Below *result* (a stored result, untrusted) nothing is followed: a tree or manifest that
+    is a link, or a manifest key that is not a plain relative path, is an EvidenceError. A
+    file with other hard links (the writers share unchanged files so) is in the tree only
+    when the manifest records its digest, and its bytes must hash to it when read: a hard
+    link could name a file outside the result.
     """
     sizes: dict[str, int] = {}
     mtimes: dict[str, int] = {}
-    if root.is_dir():
-        _list_tree(str(root), "", sizes, mtimes)
+    linked: set[str] = set()
+    kind = safe_io.entry_kind(root, result)
+    if kind == safe_io.DIRECTORY:
+        _list_tree(str(root), "", sizes, mtimes, linked)
+    elif kind is not None and result is not None:
+        raise EvidenceError(f"{safe_io.shown(root, result)}: expected a directory, found {kind}; "
+                            "a stored result is never followed through a link")
     digests: dict[str, str] = {}
     manifest = manifest_file(root)
-    if sizes and manifest.is_file():
+    if sizes and safe_io.entry_kind(manifest, result) is not None:
         try:
-            data = read_json(manifest)
-            written = manifest.stat().st_mtime_ns
-        except (EvidenceError, OSError):
+            data = safe_io.read_json(manifest, result)
+            written = os.lstat(manifest).st_mtime_ns
+        except OSError:
+            data = None
+        except EvidenceError:
+            if result is not None:
+                raise
             data = None
         entries = _manifest_entries(data)
         if entries is None and data is not None and not records.problems(records.ManifestRecord, data):
             entries = {k: (v.size, v.sha256) for k, v in records.ManifestRecord.from_json(data).files.items()}
+        if entries and result is not None:
+            bad = layout.record_path_problems("evidence-manifest", {"files": entries})
+            if bad:
+                raise EvidenceError("\n".join(p.render(safe_io.shown(manifest, result)) for p in bad))
         for path, (size, digest) in (entries or {}).items():
-            if sizes.get(path) == size and mtimes[path] < written:
+            if sizes.get(path) == size and (mtimes[path] < written or (result is not None and path in linked)):
                 digests[path] = digest
-    return FileTree(str(root), sizes, digests)
+    if result is None:
+        return FileTree(str(root), sizes, digests)  # the evaluator's own tree while it runs
+    for path in linked - set(digests):
+        del sizes[path]  # several links and no digest to check its bytes against: not shown
+    return FileTree(str(root), sizes, digests, frozenset(linked))
 
 
-def _list_tree(directory: str, prefix: str, sizes: dict[str, int], mtimes: dict[str, int]) -> None:
+def _list_tree(directory: str, prefix: str, sizes: dict[str, int], mtimes: dict[str, int], linked: set[str]) -> None:
     """Every regular file under *directory* (symlinks not followed): size and mtime by relative path."""
     with os.scandir(directory) as entries:
         for entry in entries:
             st = entry.stat(follow_symlinks=False)
             if stat.S_ISDIR(st.st_mode):
-                _list_tree(entry.path, prefix + entry.name + "/", sizes, mtimes)
+                _list_tree(entry.path, prefix + entry.name + "/", sizes, mtimes, linked)
             elif stat.S_ISREG(st.st_mode):
                 rel = sys.intern(prefix + entry.name)
                 sizes[rel] = st.st_size
                 mtimes[rel] = st.st_mtime_ns
+                if st.st_nlink > 1:
+                    linked.add(rel)
 
 
-def load_observation(run_dir: Path) -> RunObservation:
-    """Rebuild what grading sees of a run from its persisted evidence alone."""
-    run = read_record(records.RunRecord, run_dir / "run.json")
+def load_observation(run_dir: Path, result: Path | None = None) -> RunObservation:
+    """Rebuild what grading sees of a run from its persisted evidence alone (below *result*,
+    a stored result, without following any link)."""
+    run = read_record(records.RunRecord, run_dir / "run.json", result)
     transcript_path = run_dir / "transcript.json"
     turns = (
-        tuple(t.turn for t in read_record(records.TranscriptRecord, transcript_path).turns)
-        if transcript_path.exists() else ()
+        tuple(t.turn for t in read_record(records.TranscriptRecord, transcript_path, result).turns)
+        if safe_io.entry_kind(transcript_path, result) is not None else ()
     )
     turn_files: dict[int, Mapping[str, bytes]] = {}
-    turns_dir = run_dir / "turns"
-    if turns_dir.is_dir():
-        for entry in sorted(turns_dir.iterdir()):
-            if entry.name.isdigit():
-                turn_files[int(entry.name)] = load_tree(entry / "workspace")
+    for name, kind in safe_io.list_dir(run_dir / "turns", result):
+        if kind == safe_io.DIRECTORY and name.isascii() and name.isdigit():
+            turn_files[int(name)] = load_tree(run_dir / "turns" / name / "workspace", result)
     observed = run_dir / "context-observations.json"
-    requests = read_record(records.ContextObservations, observed).requests if observed.exists() else ()
+    requests = (read_record(records.ContextObservations, observed, result).requests
+                if safe_io.entry_kind(observed, result) is not None else ())
     paths = run.paths
     return RunObservation(
         variant=run.variant,
@@ -213,8 +244,8 @@ def load_observation(run_dir: Path) -> RunObservation:
         target_file=paths.target_file if paths else None,
         context_roots=paths.context if paths else (),
         turns=turns,
-        initial_files=load_tree(run_dir / "workspace-initial"),
-        final_files=load_tree(run_dir / "workspace"),
+        initial_files=load_tree(run_dir / "workspace-initial", result),
+        final_files=load_tree(run_dir / "workspace", result),
         turn_files=turn_files,
         context_requests=requests,
         redactions=run.redactions,

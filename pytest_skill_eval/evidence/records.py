@@ -23,6 +23,7 @@ from typing import Any, Literal, TypeVar
 
 from pytest_skill_eval import schemas
 from pytest_skill_eval.errors import EvidenceError, Problem
+from pytest_skill_eval.evidence.layout import record_path_problems
 from pytest_skill_eval.evidence.run_records import (
     JSON,
     AttemptRecord,
@@ -512,6 +513,9 @@ def check(schema: str, data: Any, source: Path | str, error: type[EvidenceError]
 def parse(kind: type[Record], data: Any, source: Path | str) -> Record:
     """The record of *kind* stored as *data*; :class:`EvidenceError` naming *source* when it is not one."""
     check(_SCHEMAS[kind], data, source)
+    paths = record_path_problems(_SCHEMAS[kind], data)
+    if paths:
+        raise EvidenceError("\n".join(p.render(str(source)) for p in paths))
     return kind.from_json(data)
 
 

@@ -144,10 +144,11 @@ def write_json(path: Path, value: Any, *, sync_dir: bool = True) -> None:
 
 
 def read_json(path: Path) -> Any:
-    try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise EvidenceError(f"cannot read evidence file {path}: {exc}") from None
+    """The bounded JSON document of the evidence file *path* (a regular file, not followed
+    through a link; see :mod:`.safe_io`)."""
+    from pytest_skill_eval.evidence.safe_io import read_json as read_bounded
+
+    return read_bounded(path, label=str(path))
 
 
 #: rewrites one file's bytes on its way into evidence; returns the bytes and a count

@@ -62,6 +62,8 @@ def parse_record(index: int, line: bytes) -> Record:
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         return Record(index, None, text, f"not JSON: {exc.msg}")
+    except RecursionError:  # a model's tool arguments nested past the parser: a record, not a crash
+        return Record(index, None, text, "not JSON this reader can take: nesting too deep to parse")
     if not isinstance(data, dict):
         return Record(index, None, text, "not a JSON object")
     return Record(index, data, text)

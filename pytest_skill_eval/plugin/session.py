@@ -607,8 +607,8 @@ def _stored_result(config: pytest.Config, option_paths: list[Path], group_select
                                 "not --skill-eval-group")
     from pytest_skill_eval.sources.stored import StoredResult
 
-    stored = StoredResult(Path(given).resolve())
     try:
+        stored = StoredResult(Path(given).resolve())
         stored.check_rerunnable()
     except EvidenceError as exc:
         raise pytest.UsageError(neutralise(str(exc))) from None  # it may quote the stored result

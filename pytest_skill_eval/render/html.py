@@ -32,6 +32,7 @@ from typing import Any, Literal
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
+from pytest_skill_eval import jsonbounds
 from pytest_skill_eval.evidence.records import (
     DefinitionRecord,
     GroupRecord,
@@ -319,8 +320,8 @@ def assistant_steps(lines: Iterable[str], ranges: Mapping[int, tuple[int, int | 
         if '"message_end"' not in line:
             continue
         try:
-            record = json.loads(line)
-        except ValueError:
+            record = jsonbounds.loads(line)
+        except ValueError:  # not JSON, or too large or deep to read (JSONBoundsError): not a step
             continue
         message = record.get("message") if isinstance(record, dict) and record.get("type") == "message_end" else None
         if not isinstance(message, dict) or message.get("role") != "assistant" or not isinstance(message.get("content"), list):

@@ -13,13 +13,15 @@ Everything here is pure except :func:`load_script`.
 from __future__ import annotations
 
 import json
+import os
 import re
+import stat
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeAlias, get_args
 
-from pytest_skill_eval import jsonpointer, schemas
+from pytest_skill_eval import jsonbounds, jsonpointer, schemas
 from pytest_skill_eval.errors import Problem, ScriptError
 from pytest_skill_eval.scripted.pacing import Latency
 
@@ -369,14 +371,22 @@ def load_script(path: Path) -> Script:
     """Read, decode and validate a script file (the only I/O in this module)."""
     source = str(path)
     try:
+        info = os.stat(path)
+        if not stat.S_ISREG(info.st_mode):  # a FIFO or device is never opened: it could block forever
+            raise OSError(f"not a regular file (mode {stat.filemode(info.st_mode)})")
+        jsonbounds.check_size(info.st_size)
         text = Path(path).read_text(encoding="utf-8")
+    except jsonbounds.JSONBoundsError as error:
+        raise ScriptError(f"{source}: /: expected a JSON document this reader can take, found {error.reason}") from None
     except (OSError, UnicodeDecodeError) as error:
         reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
         raise ScriptError(
             f"{source}: /: expected a readable UTF-8 script file, found {reason}"
         ) from error
     try:
-        data = json.loads(text)
+        data = jsonbounds.loads(text)
+    except jsonbounds.JSONBoundsError as error:
+        raise ScriptError(f"{source}: {error.pointer or '/'}: expected JSON this reader can take, found {error.reason}") from None
     except json.JSONDecodeError as error:
         raise ScriptError(
             f"{source}: /: expected a JSON document, found invalid JSON at line "

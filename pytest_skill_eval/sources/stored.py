@@ -16,8 +16,8 @@ from pytest_skill_eval.definitions.loading import group_from_document
 from pytest_skill_eval.definitions.model import VARIANTS, Group, Suite, Variant, VariantName
 from pytest_skill_eval.definitions.rules import check_group_document
 from pytest_skill_eval.errors import DefinitionError, EvidenceError, ScriptError, SourceError
-from pytest_skill_eval.evidence import layout, objects
-from pytest_skill_eval.evidence.reader import read_optional
+from pytest_skill_eval.evidence import layout, objects, safe_io
+from pytest_skill_eval.evidence.reader import read_optional, read_record
 from pytest_skill_eval.evidence.records import DefinitionRecord, GroupRecord, RunRecord, SnapshotRecord
 from pytest_skill_eval.sources.isolation import Copy
 from pytest_skill_eval.sources.snapshots import SourceIdentity
@@ -29,10 +29,13 @@ class StoredResult:
     def __init__(self, result_dir: Path) -> None:
         self.result_dir = result_dir
         self.result_id = result_dir.name
+        # a definition.json that is there but not a regular file is read (and refused, located) later
         self.group_dirs = {layout.group_position(d.name): d for d in layout.group_dirs(result_dir)
-                           if (d / "definition.json").is_file()}
+                           if safe_io.entry_kind(d / "definition.json", result_dir) is not None}
         self._runs: dict[int, dict[VariantName, RunRecord]] = {}
         self._scratch: Path | None = None
+        #: the result-relative run.json each snapshot was read from (by id), for located errors
+        self.snapshot_files: dict[int, str] = {}
         #: where each materialised script came from in the stored run
         self._origins: dict[Path, str] = {}
 
@@ -41,8 +44,9 @@ class StoredResult:
         if not self.group_dirs:
             raise EvidenceError(f"result {self.result_id} holds no group definitions (groups/*/definition.json): "
                                 "there is nothing to run again")
-        if not (self.result_dir / objects.OBJECTS_DIR).is_dir() or not any(
-                self.runs(position) for position in self.group_dirs):
+        # every run record is read now, so a hostile one stops the rerun before anything runs
+        stored_runs = [self.runs(position) for position in self.group_dirs]
+        if not safe_io.is_dir(self.result_dir / objects.OBJECTS_DIR, self.result_dir) or not any(stored_runs):
             raise EvidenceError(
                 f"result {self.result_id} was written by a version of pytest-skill-eval that did not store the "
                 "inputs its variants got (no objects/ store, no run.json snapshot): it cannot be rerun from its own "
@@ -53,15 +57,13 @@ class StoredResult:
 
     def load_group(self, definition_file: Path) -> tuple[Group, int, Suite | None]:
         """The group a stored ``definition.json`` holds, its position, and its suite (if any)."""
-        from pytest_skill_eval.evidence.reader import read_record
-
-        record = read_record(DefinitionRecord, definition_file)
+        record = read_record(DefinitionRecord, definition_file, self.result_dir)
         problems = check_group_document(dict(record.definition))
         if problems:
             raise DefinitionError(str(definition_file), problems)
         group = group_from_document(Path(record.path), dict(record.definition))
         group_dir = definition_file.parent
-        stored = read_optional(GroupRecord, group_dir / layout.GROUP_FILE)
+        stored = read_optional(GroupRecord, group_dir / layout.GROUP_FILE, self.result_dir)
         suite = None
         if isinstance(stored, GroupRecord) and stored.suite is not None:
             suite = Suite(path=Path(stored.suite.path), id=stored.suite.id, groups=())
@@ -76,8 +78,12 @@ class StoredResult:
                 candidates = [group_dir, *layout.trial_dirs(group_dir)]
                 for name in VARIANTS:
                     for where in candidates:
-                        run = read_optional(RunRecord, where / name / "run.json")
+                        path = where / name / "run.json"
+                        # a run.json that is there is read strictly: a bad key is a located error
+                        run = (read_record(RunRecord, path, self.result_dir)
+                               if safe_io.entry_kind(path, self.result_dir) is not None else None)
                         if isinstance(run, RunRecord) and run.snapshot is not None:
+                            self.snapshot_files[id(run.snapshot)] = safe_io.shown(path, self.result_dir)
                             found[name] = run
                             break
             self._runs[position] = found
@@ -97,10 +103,12 @@ class StoredResult:
                         from pytest_skill_eval.sources.scratch import new_run_dir
 
                         self._scratch = new_run_dir()  # private, and swept if this process is killed
-                    path = self._scratch / script.sha256 / f"{name}.json"
+                    layout.parse_path(f"{name}.json", f"the group definition of model {model!r}", "/model", single=True)
+                    path = layout.inside(self._scratch, (script.sha256, f"{name}.json"))
                     if not path.is_file():
+                        data = objects.read(self.result_dir, script.sha256)
                         path.parent.mkdir(parents=True, exist_ok=True)
-                        path.write_bytes(objects.read(self.result_dir, script.sha256))
+                        path.write_bytes(data)
                     self._origins[path] = script.path
                     return path
         raise ScriptError(f"no script for model {model!r} in the stored result {self.result_id}")
@@ -133,16 +141,21 @@ class StoredGroupSources:
         raise SourceError(f"the stored result {self.result.result_id} holds no snapshot of group "
                           f"{self.group.id!r}'s {'inputs' if top is None else top} (no variant got that far)")
 
+    def _where(self, snapshot: SnapshotRecord | None) -> str:
+        return self.result.snapshot_files.get(id(snapshot), "run.json")
+
     def _files(self, snapshot: SnapshotRecord) -> dict[str, tuple[str, str]]:
         return {rel: (f.sha256, f.mode) for rel, f in snapshot.files.items()}
 
     def snapshot_fixture(self, dest: Path) -> None:
-        objects.materialise(self.result.result_dir, self._files(self._snapshot()), "workspace", dest)
+        snapshot = self._snapshot()
+        objects.materialise(self.result.result_dir, self._files(snapshot), "workspace", dest, self._where(snapshot))
 
     def snapshot_bundles(self, dest: Path) -> None:
         if not self.group.runtime.extensions:
             return
-        objects.materialise(self.result.result_dir, self._files(self._snapshot("extensions")), "extensions", dest)
+        snapshot = self._snapshot("extensions")
+        objects.materialise(self.result.result_dir, self._files(snapshot), "extensions", dest, self._where(snapshot))
         for i, bundle in enumerate(self.group.runtime.extensions):
             if not (dest / str(i) / bundle.entry).is_file():
                 raise SourceError(f"extension bundle {i}: entry {bundle.entry!r} is not in the stored snapshot")
@@ -160,7 +173,8 @@ class StoredGroupSources:
 
         def copy(rel: str, dest: Path) -> None:
             prefix = prefixes.get(rel)
-            if prefix is None or not objects.materialise(self.result.result_dir, files, prefix, dest):
+            if prefix is None or not objects.materialise(self.result.result_dir, files, prefix, dest,
+                                                         self._where(run.snapshot)):
                 raise SourceError(f"{rel}: not in the stored snapshot of result {self.result.result_id}")
 
         source = run.source
