@@ -48,18 +48,15 @@ __all__ = [
 Clock = Callable[[], datetime]
 
 
-def definition_roots(result_dir: Path, gdir: Path, cwd: Path) -> list[Path]:
-    """Where the run's definition root may be, most trustworthy first.
+def definition_roots(result_dir: Path, cwd: Path) -> list[Path]:
+    """The definition roots regrade trusts: the result's own ``<root>/.skill-eval/runs/<id>``
+    layout, then *cwd* (the directory the user ran it from).
 
-    ``run.json`` records the root the engine used (``source.root``); a result still in
-    its ``<root>/.skill-eval/runs/<id>`` layout names it too; *cwd* comes last.
+    A root a record names (``run.json`` ``source.root``) is never one: a stored result is
+    untrusted input (docs/security.md), and a root taken from it would let the result choose
+    which file on the machine regrade loads as a definition.
     """
     roots: list[Path] = []
-    for name in VARIANTS:
-        # reported by regrade(); read without following links like every file of the result
-        run, _problems = read_checked(gdir / name / "run.json", run_record, root=result_dir)
-        if run is not None and run.source is not None:
-            roots.append(Path(run.source.root))
     runs = result_dir.parent
     if runs.name == layout.RUNS_DIR.name and runs.parent.name == layout.RUNS_DIR.parent.name:
         roots.append(runs.parent.parent)
@@ -67,16 +64,12 @@ def definition_roots(result_dir: Path, gdir: Path, cwd: Path) -> list[Path]:
     return list(dict.fromkeys(roots))
 
 
-def _root_for(path: Path, roots: Sequence[Path]) -> Path:
+def _root_for(path: Path, roots: Sequence[Path]) -> Path | None:
     real = Path(os.path.realpath(path))
     for root in roots:
         if root.is_dir() and real.is_relative_to(os.path.realpath(root)):
             return root
-    tried = ", ".join(str(r) for r in roots)
-    raise EvidenceError(
-        f"the recorded definition {path} lies outside every definition root this result names ({tried}); "
-        "run regrade from the definition root"
-    )
+    return None
 
 
 class _Unreadable(EvidenceError):
@@ -100,11 +93,15 @@ def _current_group(gdir: Path, roots: Sequence[Path], result_dir: Path) -> tuple
     if stored is None:
         raise _Unreadable("; ".join(problems) or f"{shown}: expected a JSON object, found none")
     recorded = stored.path
-    if Path(recorded).is_file():
-        return load_group(Path(recorded), _root_for(Path(recorded), roots)), f"current file {recorded}"
-    group = _stored_group(stored, gdir)
-    missing = f"{recorded} no longer exists"
-    return group, f"stored copy in definition.json ({missing})"
+    root = _root_for(Path(recorded), roots)
+    if root is None:
+        tried = ", ".join(str(r) for r in roots)
+        why = f"{recorded} is outside the definition roots regrade trusts ({tried}); run regrade from the definition root"
+    elif Path(recorded).is_file():
+        return load_group(Path(recorded), root), f"current file {recorded}"
+    else:
+        why = f"{recorded} no longer exists"
+    return _stored_group(stored, gdir), f"stored copy in definition.json ({why})"
 
 
 def _run_problems(gdir: Path, result_dir: Path) -> list[str]:
@@ -162,7 +159,7 @@ def regrade(target: str, cwd: Path, *, now: Clock = lambda: datetime.now(UTC)) -
             planned.append((gdir, None, "no definition.json: the group never started", None, []))
             continue
         try:
-            group, origin = _current_group(gdir, definition_roots(result_dir, gdir, cwd), result_dir)
+            group, origin = _current_group(gdir, definition_roots(result_dir, cwd), result_dir)
         except _Unreadable as exc:
             planned.append((gdir, None, "its definition.json is not what regrade expects", None, [str(exc)]))
             continue

@@ -59,7 +59,8 @@ def body_run(body_run_once: StoredRun) -> Iterator[StoredRun]:
 def test_regrade_of_untouched_evidence_reproduces_grade_json(stored_run: StoredRun, tmp_path: Path) -> None:
     result = copy_result(stored_run, tmp_path / "copy")
     before = _grades(result)
-    summary = regrade(str(result), tmp_path, now=_clock)[0]
+    # run from the definition root: the current definition files are read from there
+    summary = regrade(str(result), stored_run.root, now=_clock)[0]
     after = _grades(result)
     for group in ("001-release-notes-activation", "002-release-notes-body", "003-release-notes-errors"):
         original = f"groups/{group}/grade.json"
@@ -178,3 +179,29 @@ def test_regrade_command_exits_non_zero_on_a_grade_error(stored_run: StoredRun, 
     # the stored suite holds a group whose expectations are malformed on purpose
     assert ok.returncode == 1, ok.stdout + ok.stderr
     assert "grade-error" in ok.stdout
+
+
+def test_a_result_cannot_choose_the_definition_regrade_loads(stored_run: StoredRun, tmp_path: Path) -> None:
+    """definition.json's path and run.json's source.root are the result's word, not the user's:
+    a definition outside the roots regrade trusts (the result's own root, the current directory)
+    is never read; the stored copy is graded instead, and the summary says why."""
+    result = copy_result(stored_run, tmp_path / "copy")
+    outside = tmp_path / "elsewhere"
+    outside.mkdir()
+    secret = outside / "group.json"
+    secret.write_text('{"schema_version": "S3CRET-never-read", "kind": "group"}')  # a problem would quote it
+    gdir = result / "groups" / "001-release-notes-activation"
+    definition = json.loads((gdir / "definition.json").read_text())
+    definition["path"] = str(secret)
+    (gdir / "definition.json").write_text(json.dumps(definition))
+    for variant in ("baseline", "candidate"):
+        run = json.loads((gdir / variant / "run.json").read_text())
+        run["source"]["root"] = str(outside)
+        (gdir / variant / "run.json").write_text(json.dumps(run))
+    before = _grades(result)
+    summary = regrade(str(result), tmp_path / "copy", now=_clock)[0]
+    assert "S3CRET" not in summary
+    assert f"stored copy in definition.json ({secret} is outside the definition roots regrade trusts" in summary
+    after = _grades(result)
+    regraded = "groups/001-release-notes-activation/grade-regraded-20260720173209.json"
+    assert after[regraded] == before["groups/001-release-notes-activation/grade.json"]
