@@ -38,7 +38,8 @@ def _call(name: str, **arguments: Any) -> dict[str, Any]:
     return {"tool_calls": [{"name": name, "arguments": arguments}]}
 
 
-def _setup(root: Path, gid: str, steps: list[dict[str, Any]], tools: list[str]) -> None:
+def _setup(root: Path, gid: str, steps: list[dict[str, Any]], tools: list[str],
+           runtime: dict[str, Any] | None = None) -> None:
     _write(root / "skills" / "target" / "SKILL.md", SKILL)
     _write(root / "fixture" / "notes.txt", "first notes\n")
     variant = {"source": {"kind": "working-tree"}, "skills": ["skills/target"], "target": 0, "context": []}
@@ -49,6 +50,8 @@ def _setup(root: Path, gid: str, steps: list[dict[str, Any]], tools: list[str]) 
         "expectations": [],
         "review_questions": [], "model": {"model": f"scripted/{gid}"},
     }
+    if runtime is not None:
+        group["runtime"] = runtime
     _write(root / "groups" / f"{gid}.json", json.dumps(group))
     _write(root / "groups" / "scripts" / f"{gid}.json",
            json.dumps({"schema": "skill-eval-script/1", "turns": [{"steps": [*steps, {"text": "done"}]}]}))
@@ -127,6 +130,24 @@ def test_a_long_subject_that_keeps_changing_something_is_never_stopped(root: pyt
     assert run["state"] == "complete" and "no_progress" not in run
     assert _tool_ends(res, "busy") == 24
     assert (res / "groups" / "001-busy" / "candidate" / "workspace" / "out.txt").read_text() == "version 7\n"
+
+
+def test_the_recorded_arguments_are_redacted_like_all_evidence(root: pytest.Pytester,
+                                                                monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "loop-secret-4f1c9a"
+    monkeypatch.setenv("LOOP_SECRET", secret)
+    runtime = {"host": "pi", "session": False, "extensions": [],
+               "environment": {"literal": {}, "inherit": ["LOOP_SECRET"]}}
+    _setup(root.path, "secret", [_call("read", path=f"{secret}.txt")] * 10, ["read"], runtime)
+    result = root.runpytest_subprocess("--skill-eval", "groups/secret.json", "-p", "no:cacheprovider",
+                                       "--skill-eval-variant", "candidate", "--skill-eval-repeat-limit", "3")
+    result.assert_outcomes(errors=1)
+    res = _result(root.path)
+    raw = (res / "groups" / "001-secret" / "candidate" / "run.json").read_text()
+    assert secret not in raw
+    run = json.loads(raw)
+    assert run["no_progress"]["cycle"][0]["arguments"] == {"path": "<redacted>.txt"}
+    assert "<redacted>.txt" in run["reason"]
 
 
 def test_zero_switches_the_check_off(root: pytest.Pytester) -> None:
