@@ -189,6 +189,8 @@ class _Session:
         self.stream: _Stream | None = None
         self._next_id = 0
         self._eof = False
+        #: a safeguard stopped the subject: reap it at once, with no grace period to run on
+        self._stop_now = False
 
     def start(self) -> None:
         self._check_cancel()  # cancellation starts no queued subject
@@ -235,7 +237,7 @@ class _Session:
             if rec is None:
                 self._eof = True
             elif (repeated := self.stream.repetition) is not None:
-                self.run.no_progress = repeated.to_json()
+                self.run.no_progress, self._stop_now = repeated.to_json(), True
                 raise _Fault(repeated.reason())
             return rec
 
@@ -294,7 +296,7 @@ class _Session:
             except OSError:
                 pass
         try:
-            proc.wait(timeout=10)
+            proc.wait(timeout=0 if self._stop_now else 10)
         except subprocess.TimeoutExpired:
             pass
         kill_process_tree(proc.pid)
