@@ -9,19 +9,27 @@ hash it had; only a file that was touched is read again. Nothing is followed: a 
 link is its target's text, a directory is walked without leaving it, a FIFO, socket or
 device is never opened (its type and mode are its content), and a regular file is opened
 with ``O_NOFOLLOW | O_NONBLOCK`` and read only if the opened descriptor is still a regular
-file (the subject may swap it in between). An entry that vanishes or cannot be read while
-the tree is walked counts by its ``lstat`` alone.
+file (the subject may swap it in between). An entry that vanishes while the tree is walked
+is not in it; a file or directory the subject cannot read either (``EACCES``) counts by its
+``lstat`` alone (a ``chmod`` that would let anyone change it changes that). Anything else
+that cannot be read (a path beyond ``PATH_MAX``, out of file descriptors, an I/O error)
+makes the digest unlike every other one: what cannot be seen is never taken for "unchanged",
+so it can only keep a run going, never stop one.
 """
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import itertools
 import os
 import stat
 from pathlib import Path
 
 _StatKey = tuple[int, int, int, int, int, int]
 _CHUNK = 1 << 20
+#: numbers the digests that saw something they could not read (each unlike every other)
+_UNSEEN = itertools.count()
 
 
 def _key(info: os.stat_result) -> _StatKey:
@@ -45,14 +53,18 @@ class TreeDigest:
                 with os.scandir(self.root / rel if rel else self.root) as it:
                     entries = sorted(it, key=lambda e: e.name)
             except OSError as exc:
-                total.update(f"unreadable-dir\0{rel}\0{exc.errno}\n".encode("utf-8", "surrogateescape"))
+                line = f"unreadable-dir\0{rel}\n" if exc.errno == errno.EACCES else f"unseen {next(_UNSEEN)}\n"
+                total.update(line.encode("utf-8", "surrogateescape"))
                 continue
             for entry in reversed(entries):  # the stack pops them back in name order
                 path = f"{rel}/{entry.name}" if rel else entry.name
                 try:
                     info = entry.stat(follow_symlinks=False)
-                except OSError:
+                except FileNotFoundError:
                     continue  # vanished while walked
+                except OSError:
+                    total.update(f"unseen {next(_UNSEEN)}\n".encode())
+                    continue
                 line = self._entry(path, info, seen)
                 total.update(line.encode("utf-8", "surrogateescape"))
                 if stat.S_ISDIR(info.st_mode):
@@ -67,20 +79,21 @@ class TreeDigest:
             try:
                 return head + os.readlink(self.root / path) + "\n"
             except OSError:
-                return head + "?\n"
+                return head + f"unseen {next(_UNSEEN)}\n"
         if not stat.S_ISREG(mode):
             return head + "\n"
         key = _key(info)
         known = self._files.get(path)
         digest = known[1] if known is not None and known[0] == key else self._hash(path, key)
-        seen[path] = (key, digest)
+        if not digest.startswith("unseen"):  # what could not be read is read again next time
+            seen[path] = (key, digest)
         return head + digest + "\n"
 
     def _hash(self, path: str, key: _StatKey) -> str:
         try:
             fd = os.open(self.root / path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-        except OSError:
-            return f"unreadable:{key}"
+        except OSError as exc:
+            return f"unreadable:{key}" if exc.errno == errno.EACCES else f"unseen {next(_UNSEEN)}"
         try:
             if not stat.S_ISREG(os.fstat(fd).st_mode):
                 return f"not-regular:{key}"
@@ -89,6 +102,6 @@ class TreeDigest:
                 h.update(chunk)
             return h.hexdigest()
         except OSError:
-            return f"unreadable:{key}"
+            return f"unseen {next(_UNSEEN)}"
         finally:
             os.close(fd)

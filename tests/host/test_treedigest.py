@@ -69,3 +69,21 @@ def test_an_unreadable_file_counts_by_its_metadata(tmp_path: Path) -> None:
     digest = TreeDigest(root)
     assert digest() == digest()
     os.chmod(root / "a.txt", 0o644)
+
+
+def test_what_cannot_be_seen_is_never_taken_for_unchanged(tmp_path: Path) -> None:
+    root = _tree(tmp_path)
+    # a directory chain deeper than PATH_MAX: its bottom cannot be reached by path
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(25):
+            os.mkdir("d" * 200, dir_fd=fd)
+            child = os.open("d" * 200, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+        with open(os.open("deep.txt", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd), "w") as f:
+            f.write("x")
+    finally:
+        os.close(fd)
+    digest = TreeDigest(root)
+    assert digest() != digest(), "a digest that missed part of the tree matches no other"
