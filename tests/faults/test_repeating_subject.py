@@ -112,6 +112,7 @@ def test_writing_the_same_bytes_and_reading_them_back_is_stopped(root: pytest.Py
     assert loop["count"] == 3 and loop["period"] == 2
     assert sorted(c["tool"] for c in loop["cycle"]) == ["read", "write"]
     assert "the same cycle of 2 tool calls 3 times" in run["reason"]
+    assert json.loads((res / "result.json").read_text())["provenance"]["repeat_limit"] == 3
     assert 6 <= _tool_ends(res, "cycle") < 10
     # the workspace as it was when the run was stopped is kept as evidence
     assert (res / "groups" / "001-cycle" / "candidate" / "workspace" / "out.txt").read_text() == "same\n"
