@@ -118,6 +118,22 @@ def test_writing_the_same_bytes_and_reading_them_back_is_stopped(root: pytest.Py
     assert (res / "groups" / "001-cycle" / "candidate" / "workspace" / "out.txt").read_text() == "same\n"
 
 
+def test_the_reported_loop_a_refused_edit_of_the_skill_then_a_read_is_stopped(root: pytest.Pytester) -> None:
+    # issue 29's report: the guard refuses an edit of the delivered skill; the model writes it
+    # again and reads it back, again and again
+    skill = "{{delivered.location}}"
+    cycle = [_call("edit", path=skill, edits=[{"oldText": "Body", "newText": "Better"}]), _call("read", path=skill)]
+    _setup(root.path, "refused", cycle * 15, ["read", "edit"])
+    result = root.runpytest_subprocess("--skill-eval", "groups/refused.json", "-p", "no:cacheprovider",
+                                       "--skill-eval-variant", "candidate")  # the default limit, 5
+    result.assert_outcomes(errors=1)
+    res = _result(root.path)
+    loop = _run(res, "refused")["no_progress"]
+    assert loop["count"] == 5 and loop["period"] == 2
+    assert {c["tool"]: c["is_error"] for c in loop["cycle"]} == {"edit": True, "read": False}
+    assert 10 <= _tool_ends(res, "refused") < 14
+
+
 def test_a_long_subject_that_keeps_changing_something_is_never_stopped(root: pytest.Pytester) -> None:
     _write(root.path / "fixture" / "more.txt", "more\n")
     steps = []
