@@ -471,7 +471,7 @@ def persist(group: Group, planned: Planned, driven: Driven, evidence: VariantEvi
         ended_at=run.ended_at or time.time(),
         turn_times=tuple(run.turn_times),
         usage=usage_totals(run.records),
-        fingerprints_changed=tuple(changed),
+        fingerprints_changed=tuple(changed), no_progress=run.no_progress,
         provider_timeout_s=planned.provider_timeout_s,
     )
     paths = records.RunPaths(str(prepared.workspace), tuple(str(s) for s in prepared.skills),

@@ -283,20 +283,25 @@ class ProvenanceRecord:
     rerun_infra: int
     argv: tuple[str, ...]
     rerun_of: str | None = None
+    #: ``--skill-eval-repeat-limit`` in force (0: off; absent in results of older versions)
+    repeat_limit: int | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out = {
             "versions": dict(self.versions), "hosts": [dict(h) for h in self.hosts], "selection": dict(self.selection),
             "fail_on": self.fail_on, "trials": self.trials, "seed": self.seed, "pass_rate": self.pass_rate,
             "alpha": self.alpha, "provider_timeout_s": self.provider_timeout_s, "rerun_infra": self.rerun_infra,
             "argv": list(self.argv), "rerun_of": self.rerun_of,
         }
+        if self.repeat_limit is not None:
+            out["repeat_limit"] = self.repeat_limit
+        return out
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> ProvenanceRecord:
         return cls(d["versions"], tuple(d["hosts"]), d["selection"], d["fail_on"], d["trials"], d["seed"],
                    d["pass_rate"], d["alpha"], d["provider_timeout_s"], d["rerun_infra"], tuple(d["argv"]),
-                   d.get("rerun_of"))
+                   d.get("rerun_of"), d.get("repeat_limit"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -99,6 +99,8 @@ class HostRunRecord:
     fingerprints_changed: tuple[str, ...]
     #: pi's provider request timeout for this run (seconds); None in evidence written before it was recorded
     provider_timeout_s: float | None = None
+    #: the repeated cycle of tool calls that stopped the run (no-progress detection); None: none did
+    no_progress: Mapping[str, JSON] | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -228,6 +230,8 @@ class RunRecord:
             )
             if ran.provider_timeout_s is not None:
                 out["provider_timeout_s"] = ran.provider_timeout_s
+            if ran.no_progress is not None:
+                out["no_progress"] = dict(ran.no_progress)
         if self.redactions:
             out["redactions"] = dict(sorted(self.redactions.items()))
         if self.attempts:
@@ -258,6 +262,7 @@ class RunRecord:
                 usage=Usage.from_json(d["usage"]),
                 fingerprints_changed=tuple(d["fingerprints_changed"]),
                 provider_timeout_s=d.get("provider_timeout_s"),
+                no_progress=d.get("no_progress"),
             )
         return cls(
             variant=d["variant"],

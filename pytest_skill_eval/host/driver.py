@@ -38,6 +38,8 @@ from pytest_skill_eval.host.protocol import (
     provider_error,
     provider_error_reason,
 )
+from pytest_skill_eval.host.repetition import DEFAULT_REPEAT_LIMIT, Repetition, RepetitionDetector
+from pytest_skill_eval.host.treedigest import TreeDigest
 
 Outcome = Literal["complete", "infrastructure-failed", "cancelled"]
 
@@ -59,8 +61,10 @@ def retained(rec: Record) -> Record:
     slim = _SLIM.get(kind) if isinstance(kind, str) else None
     return Record(rec.index, slim if slim is not None else rec.data, "")
 
-#: Defaults for the safeguards: no-progress detection and an emergency ceiling. They
-#: stop runaway subjects; they are deliberately far above any normal turn.
+#: Defaults for the safeguards: no-progress detection (a silent host; a subject repeating
+#: the same tool calls with the same results and an unchanged workspace,
+#: :mod:`~pytest_skill_eval.host.repetition`) and an emergency ceiling. They stop runaway
+#: subjects; they are deliberately far above any normal turn.
 DEFAULT_STALL_SECONDS = 900.0
 DEFAULT_CEILING_SECONDS = EMERGENCY_CEILING_S
 
@@ -69,6 +73,8 @@ DEFAULT_CEILING_SECONDS = EMERGENCY_CEILING_S
 class Safeguards:
     stall_seconds: float = DEFAULT_STALL_SECONDS
     ceiling_seconds: float = DEFAULT_CEILING_SECONDS
+    #: repetitions of a whole cycle of tool calls that stop the run; 0: never
+    repeat_limit: int = DEFAULT_REPEAT_LIMIT
 
 
 @dataclass(slots=True)
@@ -86,6 +92,8 @@ class HostRun:
     ended_at: float = 0.0
     pid: int | None = None
     turn_times: list[tuple[float, float]] = field(default_factory=list)
+    #: the repeated cycle that stopped the run (``Repetition.to_json``), if one did
+    no_progress: dict[str, Any] | None = None
 
     def raw_events(self) -> bytes:
         """The records as the host wrote them (empty lines for a run driven with a sink)."""
@@ -96,8 +104,11 @@ class _Stream:
     """Reads the child's stdout/stderr continuously (pi stalls on stdout backpressure)."""
 
     def __init__(self, proc: subprocess.Popen[bytes], run: HostRun, observe: Observer | None = None,
-                 sink: Observer | None = None) -> None:
+                 sink: Observer | None = None, detector: RepetitionDetector | None = None) -> None:
         self.run = run
+        self.detector = detector
+        #: set on the reader thread when the subject repeats itself; the waiting side stops the run
+        self.repetition: Repetition | None = None
         self.observe = observe
         self.sink = sink
         self.events: queue.Queue[Record | None] = queue.Queue()
@@ -134,6 +145,12 @@ class _Stream:
             else:
                 self.run.records.append(rec)
             self.last_progress = time.monotonic()
+        if self.detector is not None and self.repetition is None:
+            # here, as the record is read: the workspace digest is taken as close to the call as can be
+            try:
+                self.repetition = self.detector.observe(rec.data, rec.index)
+            except (ValueError, RecursionError):  # arguments no JSON spelling takes: not a cycle
+                pass
         self.events.put(queued)
         if self.observe is not None:
             self.observe(rec)  # on the reader thread: must be quick and thread-safe
@@ -172,6 +189,8 @@ class _Session:
         self.stream: _Stream | None = None
         self._next_id = 0
         self._eof = False
+        #: a safeguard stopped the subject: reap it at once, with no grace period to run on
+        self._stop_now = False
 
     def start(self) -> None:
         self._check_cancel()  # cancellation starts no queued subject
@@ -193,7 +212,9 @@ class _Session:
             # execve's refusal (E2BIG, ENOENT, EACCES, ENOEXEC), or a string no execve can take
             raise _Fault(f"the host could not be started: {launch_failure(exc, argv, env)}") from None
         self.run.pid = self.proc.pid
-        self.stream = _Stream(self.proc, self.run, self.observe, self.sink)
+        limit = self.safeguards.repeat_limit
+        detector = RepetitionDetector(limit, TreeDigest(self.plan.workspace)) if limit > 0 else None
+        self.stream = _Stream(self.proc, self.run, self.observe, self.sink, detector)
         self._deadline = time.monotonic() + self.safeguards.ceiling_seconds
 
     # -- waiting -------------------------------------------------------------
@@ -215,6 +236,9 @@ class _Session:
                 continue
             if rec is None:
                 self._eof = True
+            elif (repeated := self.stream.repetition) is not None:
+                self.run.no_progress, self._stop_now = repeated.to_json(), True
+                raise _Fault(repeated.reason())
             return rec
 
     def _check_cancel(self) -> None:
@@ -272,7 +296,7 @@ class _Session:
             except OSError:
                 pass
         try:
-            proc.wait(timeout=10)
+            proc.wait(timeout=0 if self._stop_now else 10)
         except subprocess.TimeoutExpired:
             pass
         kill_process_tree(proc.pid)

@@ -66,6 +66,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--skill-eval-provider-timeout", default=None, metavar="SECONDS",
                     help="pi's request timeout for the model provider (default: 14400, the emergency ceiling; "
                          "pi's own default of 300 s would end a long thinking turn)")
+    group.addoption("--skill-eval-repeat-limit", default=None, metavar="K",
+                    help="Stop a subject that makes the same tool call(s) with the same results and an unchanged "
+                         "workspace K times in a row (default: 5; 0: never)")
     group.addoption("--skill-eval-rerun-infra", default=None, metavar="K",
                     help="Run an infrastructure-failed variant again from scratch up to K times; every attempt's "
                          "evidence is kept (default: 0, never)")
@@ -91,6 +94,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("skill_eval_strict", "Default for --skill-eval-strict", type="bool", default=False)
     parser.addini("skill_eval_trials", "Default for --skill-eval-trials", default="")
     parser.addini("skill_eval_rerun_infra", "Default for --skill-eval-rerun-infra", default="")
+    parser.addini("skill_eval_repeat_limit", "Default for --skill-eval-repeat-limit", default="")
     parser.addini("skill_eval_provider_timeout", "Default for --skill-eval-provider-timeout", default="")
     parser.addini("skill_eval_pass_rate", "Default for --skill-eval-pass-rate", default="")
     parser.addini("skill_eval_alpha", "Default for --skill-eval-alpha", default="")

@@ -139,4 +139,5 @@ def build_provenance(session: SkillEvalSession, env: Mapping[str, str]) -> Prove
         rerun_infra=settings.rerun_infra,
         argv=tuple(redacted(list(config.invocation_params.args), secrets)),
         rerun_of=session.rerun.result_id if session.rerun is not None else None,
+        repeat_limit=settings.repeat_limit,
     )

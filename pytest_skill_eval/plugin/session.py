@@ -260,7 +260,7 @@ class SkillEvalSession:
         """Built on first use, so collection and --collect-only never start anything."""
         if self._engine_config is None:
             from pytest_skill_eval.engine.config import EngineConfig
-            from pytest_skill_eval.host.driver import Safeguards
+            from pytest_skill_eval.host.driver import DEFAULT_STALL_SECONDS, Safeguards
             from pytest_skill_eval.host.install import resolve_host
             from pytest_skill_eval.host.models import ModelRouter
 
@@ -288,7 +288,8 @@ class SkillEvalSession:
                 host=host,
                 models=self._router,
                 selected=self.selected,
-                safeguards=Safeguards(stall_seconds=stall) if stall else Safeguards(),
+                safeguards=Safeguards(stall_seconds=stall or DEFAULT_STALL_SECONDS,
+                                      repeat_limit=self.settings.repeat_limit),
                 user_models=Path(opt("skill_eval_models")).resolve() if opt("skill_eval_models") else None,
                 auth_file=Path(opt("skill_eval_auth")).resolve() if opt("skill_eval_auth") else None,
                 progress=self.progress,

@@ -1,7 +1,8 @@
 """The run settings checked once: trials, the seed, the policy's thresholds, the provider timeout, jobs.
 
 ``--skill-eval-trials``, ``--skill-eval-seed``, ``--skill-eval-pass-rate``,
-``--skill-eval-alpha`` and ``--skill-eval-jobs`` (and their ini settings), checked once, so a
+``--skill-eval-alpha``, ``--skill-eval-jobs`` and ``--skill-eval-repeat-limit`` (and their ini
+settings), checked once, so a
 bad value is a usage error naming the option or ini setting, what it expects and what it found.
 """
 
@@ -33,6 +34,8 @@ class RunSettings:
     rerun_infra: int = 0
     #: how many groups one process runs at once (``--skill-eval-jobs``; 1: one after another)
     jobs: int = 1
+    #: repetitions of the same tool call(s) that stop a run as no progress (0: never)
+    repeat_limit: int = field(default_factory=lambda: _default_repeat_limit())
 
 
 def run_settings(config: pytest.Config, worker_seed: str | None = None) -> RunSettings:
@@ -47,9 +50,11 @@ def run_settings(config: pytest.Config, worker_seed: str | None = None) -> RunSe
     timeout = _value(config, "skill_eval_provider_timeout", "--skill-eval-provider-timeout", _seconds)
     reruns = int(_value(config, "skill_eval_rerun_infra", "--skill-eval-rerun-infra", _reruns) or 0)
     jobs = int(_value(config, "skill_eval_jobs", "--skill-eval-jobs", _jobs) or 1)
+    repeats = _value(config, "skill_eval_repeat_limit", "--skill-eval-repeat-limit", _repeat_limit)
     return RunSettings(count, seed, given is not None, DEFAULT_PASS_RATE if pass_rate is None else pass_rate,
                          DEFAULT_ALPHA if alpha is None else alpha,
-                         _default_provider_timeout() if timeout is None else timeout, reruns, jobs)
+                         _default_provider_timeout() if timeout is None else timeout, reruns, jobs,
+                         _default_repeat_limit() if repeats is None else int(repeats))
 
 
 def _value(config: pytest.Config, ini: str, option: str, parse: Callable[[str], float]) -> float | None:
@@ -70,6 +75,18 @@ def _default_provider_timeout() -> float:
     from pytest_skill_eval.host.launch import DEFAULT_PROVIDER_TIMEOUT_S
 
     return DEFAULT_PROVIDER_TIMEOUT_S
+
+
+def _default_repeat_limit() -> int:
+    from pytest_skill_eval.host.repetition import DEFAULT_REPEAT_LIMIT
+
+    return DEFAULT_REPEAT_LIMIT
+
+
+def _repeat_limit(raw: str) -> int:
+    if not (raw.isascii() and raw.isdigit()) or int(raw) == 1:
+        raise ValueError("a whole number of repetitions of at least 2, or 0 to switch the check off (e.g. 5)")
+    return int(raw)
 
 
 def _count(raw: str) -> int:
