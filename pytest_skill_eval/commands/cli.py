@@ -216,8 +216,7 @@ def main(argv: Sequence[str] | None = None) -> int:
                                     auth_file=Path(args.auth).resolve() if args.auth else None,
                                     user_models=Path(args.models).resolve() if args.models else None,
                                     variants=1 if args.variant else 2, trials=args.trials)
-            print(report, end="")
-            _check_plan_section(args)
+            print(_with_plan_section(report, args), end="")
             return 0 if ok else 1
         if args.command == "plan":
             from pytest_skill_eval.commands.plan import plan_path
@@ -239,17 +238,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     return 2  # pragma: no cover - argparse requires a command
 
 
-def _check_plan_section(args: argparse.Namespace) -> None:
-    """``skill-eval check``'s planning section: ``skill-eval plan`` with the same options (nothing when the
-    definitions do not load: the check above already says why)."""
+def _with_plan_section(report: str, args: argparse.Namespace) -> str:
+    """The check *report* with ``skill-eval plan``'s text (same options) before its last line, the verdict;
+    unchanged when the definitions do not load (the report already says why)."""
     from pytest_skill_eval.commands.plan import plan_path
 
     try:
         text = plan_path(Path(args.target), Path.cwd(), effect=args.min_effect, power=args.power, alpha=args.alpha)
     except SkillEvalError:
-        return
-    print()
-    print(text, end="")
+        return report
+    body, verdict = report.rstrip("\n").rsplit("\n", 1)
+    return f"{body}\n{text}\n{verdict}\n"
 
 
 def _merge(args: argparse.Namespace) -> int:

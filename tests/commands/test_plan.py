@@ -277,7 +277,8 @@ def test_check_shows_the_same_plan(trials_result: Path) -> None:
     check = skill_eval(trials_result, "check", "suite.json")
     plan = skill_eval(trials_result, "plan", "suite.json")
     assert check.returncode == 0 and plan.returncode == 0
-    assert check.stdout.endswith("\n" + plan.stdout)
+    # the plan section comes before the verdict, which stays the last line
+    assert check.stdout.endswith("\n\n" + plan.stdout + "\nno problems found\n")
 
 
 @pytest.mark.pi
