@@ -184,14 +184,15 @@ def plan_definitions(target: str, definition: Group | Suite, groups: Sequence[Gr
         unchanged += same_definition
         for cid in comparison_ids(group):
             counts = stored_group.baselines.get(cid) if stored_group is not None and same_definition else None
-            if counts is not None and counts[1] > 0:
+            if counts is not None and 0 <= counts[0] <= counts[1] and counts[1] > 0:
                 comparisons.append(ComparisonInput(group.id, cid, counts[0], counts[1]))
                 continue
             note = ""
             if chosen is not None:
                 note = ("not in the stored result" if stored_group is None
                         else "definition changed since the stored result" if not same_definition
-                        else "no graded baseline trial stored")
+                        else "no graded baseline trial stored" if counts is None or counts[1] == 0
+                        else f"the stored baseline counts are not a rate ({counts[0]} passes of {counts[1]} graded)")
                 note += ": least favourable rate assumed"
             comparisons.append(ComparisonInput(group.id, cid, note=note))
     result_text = None

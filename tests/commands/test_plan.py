@@ -312,3 +312,23 @@ def test_result_of_another_suite_is_refused_by_name(trials_result: Path, tmp_pat
     shutil.copytree(trials_result, moved)
     done = skill_eval(moved, "plan", "suite.json", "--min-effect", "0.5")
     assert "baseline rates: no stored result of suite trials at suite.json" in done.stdout
+
+
+@pytest.mark.pi
+def test_stored_counts_that_are_not_a_rate_are_not_planned_on(trials_result: Path) -> None:
+    """A tampered aggregate (more passes than graded trials: the schema only asks for counts >= 0)."""
+    result_id, groups = _stored(trials_result)
+    path = trials_result / ".skill-eval" / "runs" / result_id / "groups" / str(groups["changelog-body"]["dir"]) / \
+        "aggregate.json"
+    original = path.read_text()
+    try:
+        data = json.loads(original)
+        data["comparisons"][0]["baseline_passes"] = data["comparisons"][0]["baseline_graded"] + 5
+        path.write_text(json.dumps(data))
+        done = skill_eval(trials_result, "plan", "suite.json")
+    finally:
+        path.write_text(original)
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    assert re.search(r"changelog-body writes-changelog: the stored baseline counts are not a rate \(8 passes of 3 "
+                     r"graded\): least favourable rate assumed", done.stdout), done.stdout
