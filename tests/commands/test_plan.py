@@ -332,3 +332,25 @@ def test_stored_counts_that_are_not_a_rate_are_not_planned_on(trials_result: Pat
     assert "Traceback" not in done.stderr
     assert re.search(r"changelog-body writes-changelog: the stored baseline counts are not a rate \(8 passes of 3 "
                      r"graded\): least favourable rate assumed", done.stdout), done.stdout
+
+
+@pytest.mark.pi
+def test_single_run_result_gives_one_graded_baseline_trial(tmp_path: Path) -> None:
+    """A single run's grade: the baseline side of each comparison's transition is 1/1 or 0/1."""
+    root = _copy("quickstart", tmp_path / "quickstart")
+    done = subprocess.run([sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q"], cwd=root,
+                          env=dict(os.environ), capture_output=True, text=True, timeout=600, check=False)
+    assert done.returncode == 0, done.stdout + done.stderr
+    result_id, groups = _stored(root)
+    planned = skill_eval(root, "plan", "suite.json", "--min-effect", "0.5", "--adjust", "none")
+    assert planned.returncode == 0, planned.stderr
+    assert "each comparison at alpha 0.05 (none, 2 comparison(s))" in planned.stdout
+    assert f"observed in stored result {result_id}" in planned.stdout
+    for gid, group in groups.items():
+        grade = json.loads((root / ".skill-eval" / "runs" / result_id / "groups" / str(group["dir"]) /
+                            "grade.json").read_text())
+        for comparison in grade["comparisons"]:
+            passes = 1 if comparison["transition"].startswith("pass-to-") else 0
+            expected = trials_for_power(0.5, power=0.8, alpha=0.05, baseline_rate=float(passes))
+            assert re.search(rf"{gid} {comparison['id']}\s+{passes:.2f} \({passes}/1 stored\)\s+{expected.trials}\s",
+                             planned.stdout), planned.stdout
