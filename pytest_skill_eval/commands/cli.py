@@ -8,6 +8,7 @@ failure, cancellation or grade-error exit non-zero.
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -21,6 +22,31 @@ def _positive(raw: str) -> int:
     if not (raw.isascii() and raw.isdigit()) or int(raw) < 1:
         raise argparse.ArgumentTypeError(f"expected a whole number of trials of at least 1, found {raw!r}")
     return int(raw)
+
+
+def _bounded(what: str, low: float, high: float, *, high_included: bool = False) -> Any:
+    """An argparse type: a number above *low* and below *high* (or at most, when included)."""
+    def parse(raw: str) -> float:
+        try:
+            value = float(raw)
+        except ValueError:
+            value = math.nan
+        if not (low < value < high or (high_included and value == high)):
+            upper = f"at most {high:g}" if high_included else f"below {high:g}"
+            raise argparse.ArgumentTypeError(f"expected {what} above {low:g} and {upper}, found {raw!r}")
+        return value
+    return parse
+
+
+def _plan_options(parser: argparse.ArgumentParser) -> None:
+    from pytest_skill_eval.decision.planning import DEFAULT_ALPHA, DEFAULT_EFFECT, DEFAULT_POWER
+
+    parser.add_argument("--min-effect", metavar="D", type=_bounded("a pass-rate difference", 0, 0.5, high_included=True),
+                        default=DEFAULT_EFFECT, help=f"The pass-rate difference to detect (0 < D <= 0.5; default {DEFAULT_EFFECT:g})")
+    parser.add_argument("--power", metavar="P", type=_bounded("a power", 0, 1), default=DEFAULT_POWER,
+                        help=f"The power to detect it with (0 < P < 1; default {DEFAULT_POWER:g})")
+    parser.add_argument("--alpha", metavar="A", type=_bounded("a significance level", 0, 1), default=DEFAULT_ALPHA,
+                        help=f"The significance level (0 < A < 1; default {DEFAULT_ALPHA:g})")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -98,6 +124,22 @@ def _parser() -> argparse.ArgumentParser:
                        help="Plan for one variant only (as run --variant would select)")
     check.add_argument("--skill-eval-trials", metavar="N", dest="trials", type=_positive, default=1,
                        help="Plan for N trials per variant (as --skill-eval-trials would run; default 1)")
+
+    _plan_options(check)
+
+    plan = sub.add_parser(
+        "plan", help="The trials per arm each comparison and the suite need to decide, the pi runs and expected cost",
+        epilog="Exact binomial power (docs/statistics.md). Baseline rates and usage come from the newest stored "
+               "result of the same suite (or --result), else the least favourable baseline rate is assumed. "
+               "Exit status: 0 planned, 2 a definition does not load or a bad --result (usage errors: 2).",
+    )
+    plan.add_argument("target", help="Suite or group definition path")
+    _plan_options(plan)
+    plan.add_argument("--adjust", choices=("holm", "bh", "none"), default="holm",
+                      help="The multiplicity adjustment the comparisons will be decided under (default holm)")
+    plan.add_argument("--result", metavar="ID",
+                      help="Use this stored result (id, unique prefix, 'latest' or directory) instead of the newest "
+                           "result of the same suite")
 
     init = sub.add_parser(
         "init", help="Write a working starting point for evaluating one skill under .skill-eval/<name>/",
@@ -177,8 +219,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                                     auth_file=Path(args.auth).resolve() if args.auth else None,
                                     user_models=Path(args.models).resolve() if args.models else None,
                                     variants=1 if args.variant else 2, trials=args.trials)
-            print(neutralise(report), end="")
+            print(neutralise(_with_plan_section(report, args)), end="")
             return 0 if ok else 1
+        if args.command == "plan":
+            from pytest_skill_eval.commands.plan import plan_path
+
+            print(plan_path(Path(args.target), Path.cwd(), effect=args.min_effect, power=args.power, alpha=args.alpha,
+                            adjustment=args.adjust, result=args.result), end="")
+            return 0
         if args.command == "init":
             from pytest_skill_eval.commands.init import init_skill, render_report
 
@@ -191,6 +239,19 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(neutralise(f"skill-eval: error: {exc}"), file=sys.stderr)
         return 2
     return 2  # pragma: no cover - argparse requires a command
+
+
+def _with_plan_section(report: str, args: argparse.Namespace) -> str:
+    """The check *report* with ``skill-eval plan``'s text (same options) before its last line, the verdict;
+    unchanged when the definitions do not load (the report already says why)."""
+    from pytest_skill_eval.commands.plan import plan_path
+
+    try:
+        text = plan_path(Path(args.target), Path.cwd(), effect=args.min_effect, power=args.power, alpha=args.alpha)
+    except SkillEvalError:
+        return report
+    body, verdict = report.rstrip("\n").rsplit("\n", 1)
+    return f"{body}\n{text}\n{verdict}\n"
 
 
 def _merge(args: argparse.Namespace) -> int:

@@ -5,7 +5,8 @@
     ├── power         exact power of Fisher's test and the suite's sign test; trials for a power
     ├── multiplicity  holm, bh (Benjamini-Hochberg, monotone), none
     ├── suite         ComparisonEvidence -> ComparisonDecision, SuiteDecision and its one line
-    └── calibration   A/A false-flip rates per comparison and per suite
+    ├── calibration   A/A false-flip rates per comparison and per suite
+    └── planning      trials per arm a suite's comparisons and its sign test need; pi runs, tokens, cost
 
 No I/O and no import from a higher layer: it takes counts and returns frozen values.
 docs/statistics.md gives the estimand, every formula and its reference.
