@@ -76,13 +76,14 @@ def _sources(node_modules: Path) -> list[tuple[str, str]]:
 
 def scan_texts(sources: Iterable[tuple[str, str]]) -> Scan:
     """Scan (location, text) pairs: readers and constants are shared across files first."""
-    texts = [(loc, text) for loc, text in sources if "env" in text]
+    texts = [(loc, text) for loc, text in sources if "env" in text.lower()]
     readers: set[str] = set()
     constants: dict[str, set[envscan.Read]] = defaultdict(set)
     for _, text in texts:
         readers |= {name for name in envscan.reader_functions(text) if len(name) >= 4}
         for key, values in envscan.string_constants(text).items():
             constants[key] |= values
+    texts = [(loc, text) for loc, text in texts if "env" in text]
     scan: Scan = {section: defaultdict(set) for section in SECTIONS.values()}
     for location, text in texts:
         for read, _excerpt in envscan.scan_source(text, readers, constants):
