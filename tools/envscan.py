@@ -19,8 +19,17 @@ What counts as reading the environment:
 - whole-environment scans (``Object.keys(process.env)``, ``for (k in process.env)``),
   narrowed by the ``startsWith``/regular expression that follows them.
 
-A computed key is resolved through the file's string constants, ``[CONST, ...].join("_")``,
-template literals and ``"PRE" + x``, and one level of a function that returns a template.
+A computed key is resolved through string constants (``CONSTANT_CASE`` ones in any file,
+see ``string_constants``; other names only just before the read, as minified code reuses
+them), ``[CONST, ...].join("_")``, template literals, ``"PRE" + x``, ``a ?? "PATH"``, a list
+the key iterates (``["CI", "TRAVIS"].some(k => k in env)``), and functions that return a
+template (``getBearerTokenEnvKey``).
+
+Limits: the parser reads text, not a syntax tree. It does not follow the environment
+through other shapes (``process["env"]``, an object built from it and passed far away);
+such code is only seen where it indexes ``process.env`` itself, and then as an unresolved
+site. A whole environment spread into a child process (``{...process.env}``) is not a read
+by the host; what the child reads is covered by the reviewed runtime families.
 """
 
 from __future__ import annotations
