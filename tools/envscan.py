@@ -238,7 +238,7 @@ def _env_objects(text: str) -> list[_EnvObject]:
     objects = [_EnvObject(_PROCESS_ENV)]
     aliases = [
         (m.group(1), m.start())
-        for m in re.finditer(rf"(?<![\w$.])({_ID})\s*=\s*{_PROCESS_ENV}(?!\s*(?:\.|\?\.|\[|\|\||\?\?|&&))", text)
+        for m in re.finditer(rf"(?<![\w$.])({_ID})\s*=\s*{_PROCESS_ENV}(?!\s*(?:\.|\?\.|\[|&&))", text)
     ]
     aliases += [
         (m.group(1) or "env", m.start())

@@ -32,6 +32,7 @@ def reads(text: str, **kwargs: Any) -> set[tuple[str, str]]:
     ("const { AWS_REGION, AWS_PROFILE: profile } = process.env;", {("name", "AWS_REGION"), ("name", "AWS_PROFILE")}),
     ("const {env} = process; if ('TF_BUILD' in env) x = env.COLORTERM", {("name", "TF_BUILD"), ("name", "COLORTERM")}),
     ("import { env } from 'node:process'; env.GOOGLE_CLOUD_PROJECT", {("name", "GOOGLE_CLOUD_PROJECT")}),
+    ("let zt=globalThis.process?.env||Object.create(null);let e=zt.AI_AGENT", {("name", "AI_AGENT")}),
     ("const ENV_PROFILE = 'AWS_PROFILE';\nconst p = init.profile ?? process.env[ENV_PROFILE];", {("name", "AWS_PROFILE")}),
     ("exports.CERT = 'GOOGLE_API_CERTIFICATE_CONFIG'; const p = process.env[exports.CERT];", {("name", "GOOGLE_API_CERTIFICATE_CONFIG")}),
     # a reader function: its calls are the reads, its own body is not an unresolved site
