@@ -247,9 +247,22 @@ def _env_objects(text: str) -> list[_EnvObject]:
         )
     ]
     for name, at in aliases:
-        end = -1 if len(name) >= 3 else at + 1500
+        end = -1 if len(name) >= 3 else _rebound(text, name, at)
         objects.append(_EnvObject(rf"(?<![\w$.]){re.escape(name)}(?![\w$])", at, end))
     return objects
+
+
+def _rebound(text: str, name: str, at: int) -> int:
+    """Where a short minified alias is bound again (another ``x =``, a parameter, a declaration)."""
+    n = re.escape(name)
+    binding = re.compile(
+        rf"(?<![\w$.]){n}\s*=(?![=>])|[(,]\s*{n}\s*(?:[,)]|=(?![=>]))|(?:let|const|var)\s+{n}(?![\w$])"
+        rf"|(?<![\w$.]){n}\s*=>|\.\.\.{n}(?![\w$])"
+    )
+    first = re.compile(rf"(?<![\w$.]){n}\s*=").search(text, at)
+    start = first.end() if first else at
+    again = binding.search(text, start)
+    return again.start() if again else len(text)
 
 
 def _finditer(pattern: str, text: str, obj: _EnvObject) -> Iterable[re.Match[str]]:

@@ -67,6 +67,14 @@ def test_each_form_of_read_is_found(source: str, expected: set[tuple[str, str]])
     assert reads(source) == expected
 
 
+def test_a_short_minified_alias_is_followed_until_it_is_bound_again() -> None:
+    """``zt`` stays the environment across the module; ``o`` stops being it at ``function(e,o)``."""
+    filler = ";x=1" * 1000
+    assert reads(f"let zt=globalThis.process?.env||{{}}{filler};zt.TEST;zt.MODE") == {("name", "TEST"), ("name", "MODE")}
+    source = f"o=process.env;o.HOME{filler};function f(e,o){{return o.ERR_INVALID_ARG_TYPE}}"
+    assert reads(source) == {("name", "HOME")}
+
+
 def test_a_key_the_parser_cannot_work_out_is_reported_not_dropped() -> None:
     found = envscan.scan_source("let apiKeyEnv = table[provider]; return process.env[apiKeyEnv];")
     assert [read.kind for read, _ in found] == ["unresolved"]
