@@ -246,6 +246,8 @@ def _env_objects(text: str) -> list[_EnvObject]:
             rf"\{{\s*env(?:\s*:\s*({_ID}))?\s*\}}\s*(?:=\s*(?:globalThis\.)?process\b|from\s*[\"'](?:node:)?process[\"'])", text
         )
     ]
+    for m in re.finditer(rf"function\s+({_ID})\s*\(\s*\)\s*\{{\s*return\s+{_PROCESS_ENV}\s*[;}}]", text):
+        objects.append(_EnvObject(rf"(?<![\w$.]){re.escape(m.group(1))}\(\s*\)"))
     for name, at in aliases:
         end = -1 if len(name) >= 3 else _rebound(text, name, at)
         objects.append(_EnvObject(rf"(?<![\w$.]){re.escape(name)}(?![\w$])", at, end))
@@ -283,6 +285,7 @@ def reader_functions(text: str, known: Iterable[str] = ()) -> set[str]:
         re.compile(rf"function\s+({_ID})\s*\(\s*({_ID})[^)]*\)\s*\{{"),
         re.compile(rf"(?<![\w$.])({_ID})\s*=\s*(?:async\s*)?\(\s*({_ID})[^)]*\)\s*=>"),
         re.compile(rf"(?<![\w$.])({_ID})\s*=\s*(?:async\s*)?({_ID})\s*=>"),
+        re.compile(rf"(?<=[{{,;}}])\s*(?:async\s+)?(?!(?:if|for|while|switch|catch|with|function)\b)({_ID})\s*\(\s*({_ID})[^)]*\)\s*\{{"),
     )
     functions = [(m.group(1), m.group(2), m.start(), text[m.end() : m.end() + 400]) for h in heads for m in h.finditer(text)]
     functions = [f for f in functions if len(f[0]) >= 3]
@@ -325,7 +328,7 @@ def scan_source(
         if _reader_parameter(text, key.strip(), site, all_readers):
             return  # the body of a reader function: its callers name the keys
         ctx.site = site
-        resolved = _iterated_list(text, key, site) or _scanned_family(text, site) or _resolve(key, ctx)
+        resolved = _iterated_list(text, key, site, ctx) or _scanned_family(text, site) or _resolve(key, ctx)
         if resolved is None:
             found.add((Read("unresolved", _normalise(text[max(0, site - 30) : site + len(key) + 30])), excerpt))
         else:
@@ -350,11 +353,19 @@ def scan_source(
                     found.add((Read("name", key), m.group(0)[:120]))
         for m in _finditer(rf"Object\.(?:keys|entries)\(\s*(?:{p})\s*\)|for\s*\(\s*(?:let|const|var)?\s*{_ID}\s+in\s+(?:{p})\s*\)", text, obj):
             _scan_whole(text, m.start(), m.end(), found)
+        for m in _finditer(rf"(?<![\w$])({_ID}(?:\.{_ID})*)\(\s*(?:[^(),]{{1,40}},\s*)?(?:{p})\s*[,)]|return\s+(?:{p})\s*[;}}]", text, obj):
+            if obj.pattern != _PROCESS_ENV or (m.group(1) or "").startswith("Object."):
+                continue  # an alias named env is too often some other value in another scope
+            if m.group(1) is None and re.search(rf"function\s+{_ID}\s*\(\s*\)\s*\{{\s*$", text[max(0, m.start() - 60) : m.start()]):
+                continue  # a getter (function getEnv(){return process.env}): its calls are the environment
+            # the whole environment handed to a function or returned: what the receiver reads is not seen here
+            site = _normalise(text[max(0, m.start() - 30) : m.end() + 30])
+            found.add((Read("unresolved", site), text[max(0, m.start() - 40) : m.end() + 80]))
     _selectors(text, ctx, found)
     for fn in all_readers:
         for m in re.finditer(rf"(?<![\w$.]){re.escape(fn)}\)?\(|\.{re.escape(fn)}\)?\(", text):
             got = _balanced(text, m.end(), ",")
-            if got is None or not got[0].strip() or _is_definition(text, m.start()):
+            if got is None or not got[0].strip() or _is_definition(text, m.start(), m.end()):
                 continue
             add(got[0], m.start())
     return found
@@ -373,21 +384,29 @@ def _reader_parameter(text: str, key: str, site: int, readers: set[str]) -> bool
     before = text[max(0, site - 400) : site]
     derived = re.search(rf"(?<![\w$.]){re.escape(key)}\s*=\s*({_ID})\.(?:toUpperCase|toLowerCase|trim)\(\)", before)
     k = re.escape(derived.group(1) if derived else key)
-    heads = rf"(?:function\s+({_ID})\s*\(\s*{k}\b|({_ID})\s*=\s*(?:async\s*)?\(?\s*{k}\s*[,:)=])"
-    return any((m.group(1) or m.group(2)) in readers for m in re.finditer(heads, before))
+    heads = (
+        rf"(?:function\s+({_ID})\s*\(\s*{k}\b|({_ID})\s*=\s*(?:async\s*)?\(?\s*{k}\s*[,:)=]"
+        rf"|(?<=[{{,;}}])\s*(?:async\s+)?({_ID})\s*\(\s*{k}\s*[,)])"
+    )
+    return any(next(g for g in m.groups() if g) in readers for m in re.finditer(heads, before))
 
 
-def _iterated_list(text: str, key: str, site: int) -> set[Read] | None:
-    """``["CI", "TRAVIS"].some(k => k in env)``: the literal names the key runs over."""
+def _iterated_list(text: str, key: str, site: int, ctx: _Context) -> set[Read] | None:
+    """``["CI", "TRAVIS"].some(k => k in env)``, ``for (const k of [A_ENV, "B"])``: what *key* runs over."""
     if not re.fullmatch(_ID, key.strip()):
         return None
     before = text[max(0, site - 300) : site]
-    pattern = rf"\[([^\[\]]*)\]\.(?:some|every|filter|find|forEach|map)\(\s*(?:function\s*)?\(?\s*{re.escape(key.strip())}\s*\)?\s*(?:=>|\{{)[^\[\]]*$"
-    m = re.search(pattern, before)
+    k = re.escape(key.strip())
+    method = rf"\[([^\[\]]*)\]\.(?:some|every|filter|find|forEach|map)\(\s*(?:function\s*)?\(?\s*{k}\s*\)?\s*(?:=>|\{{)[^\[\]]*$"
+    loop = rf"for\s*\(\s*(?:let|const|var)\s+{k}\s+of\s*\[([^\[\]]*)\]\s*\)[^\[\]]*$"
+    m = re.search(method, before) or re.search(loop, before)
     if m is None:
         return None
-    names = {Read("name", s[1]) for s in re.findall(r"""(["'])([^"'\s]+)\1""", m.group(1))}
-    return names or None
+    items = [item.strip() for item in m.group(1).split(",") if item.strip()]
+    resolved = [_resolve(item, ctx) for item in items]
+    if not items or not all(resolved):
+        return None
+    return set().union(*(r for r in resolved if r))
 
 
 def _scanned_family(text: str, site: int) -> set[Read] | None:
@@ -403,9 +422,10 @@ def _scanned_family(text: str, site: int) -> set[Read] | None:
     return families or None
 
 
-def _is_definition(text: str, start: int) -> bool:
+def _is_definition(text: str, start: int, args: int) -> bool:
+    """Whether the call-like text at *start* is the reader's own head (``function f(k){``, ``env(name){``)."""
     before = text[max(0, start - 9) : start]
-    return before.rstrip().endswith("function")
+    return before.rstrip().endswith("function") or re.match(rf"\s*{_ID}\s*(?:,[^()]*)?\)\s*\{{", text[args:]) is not None
 
 
 def _scan_whole(text: str, start: int, end: int, found: set[tuple[Read, str]]) -> None:

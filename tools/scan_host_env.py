@@ -80,7 +80,7 @@ def scan_texts(sources: Iterable[tuple[str, str]]) -> Scan:
     readers: set[str] = set()
     constants: dict[str, set[envscan.Read]] = defaultdict(set)
     for _, text in texts:
-        readers |= {name for name in envscan.reader_functions(text) if len(name) >= 4}
+        readers |= {name for name in envscan.reader_functions(text) if len(name) >= 3}
         for key, values in envscan.string_constants(text).items():
             constants[key] |= values
     texts = [(loc, text) for loc, text in texts if "env" in text]

@@ -139,6 +139,8 @@ HOSTILE = {
     "GOOGLE_API_CERTIFICATE_CONFIG": "GOOGLE_API_CERTIFICATE_CONFIG",
     # Azure, Anthropic, OpenAI: resource host, profile, injected headers, request logging
     "AZURE_OPENAI_RESOURCE_NAME": "AZURE_OPENAI_RESOURCE_NAME", "ANTHROPIC_PROFILE": "ANTHROPIC_PROFILE",
+    # Cloudflare: whose AI Gateway receives the requests and the user's key
+    "CLOUDFLARE_ACCOUNT_ID": "CLOUDFLARE_ACCOUNT_ID", "CLOUDFLARE_GATEWAY_ID": "CLOUDFLARE_GATEWAY_ID",
     "ANTHROPIC_CUSTOM_HEADERS": "ANTHROPIC_CUSTOM_HEADERS", "OPENAI_CUSTOM_HEADERS": "OPENAI_CUSTOM_HEADERS",
     "ANTHROPIC_LOG": "ANTHROPIC_LOG", "DEBUG": "DEBUG", "HF_HOME": "HF_HOME",
     # node's OpenSSL, the editor pi starts, babel inside the extension loader, pi's glob

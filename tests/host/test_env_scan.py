@@ -52,6 +52,11 @@ def reads(text: str, **kwargs: Any) -> set[tuple[str, str]]:
     ("getKey=signingName=>`AWS_BEARER_TOKEN_${signingName.toUpperCase()}`;let k=getKey(n);if(!(k in process.env))throw 1",
      {("prefix", "AWS_BEARER_TOKEN_")}),
     ('var APP_NAME="pi",ENV_DIR=`${APP_NAME.toUpperCase()}_CODING_AGENT_DIR`;process.env[ENV_DIR]', {("name", "PI_CODING_AGENT_DIR")}),
+    # a getter that returns the environment, a reader method, and a loop over constant names
+    ("function getProcessEnv(){return globalThis.process?.env}"
+     "function ctx(){return{async env(name){return getProcessEnv()?.[name]}}}"
+     "async function f(c){for(let v of [KEY_ENV,'CLOUDFLARE_ACCOUNT_ID']){await c.env(v)}}var KEY_ENV='ANTHROPIC_API_KEY'",
+     {("name", "ANTHROPIC_API_KEY"), ("name", "CLOUDFLARE_ACCOUNT_ID")}),
     # whole-environment scans become families
     ("Object.keys(process.env).filter(name=>name.startsWith('PI_')).sort()", {("prefix", "PI_")}),
     ("Object.keys(process.env).filter(k=>/^debug_/i.test(k)).reduce((o,key)=>{o[key]=process.env[key];return o},{})",
@@ -73,6 +78,12 @@ def test_a_short_minified_alias_is_followed_until_it_is_bound_again() -> None:
     assert reads(f"let zt=globalThis.process?.env||{{}}{filler};zt.TEST;zt.MODE") == {("name", "TEST"), ("name", "MODE")}
     source = f"o=process.env;o.HOME{filler};function f(e,o){{return o.ERR_INVALID_ARG_TYPE}}"
     assert reads(source) == {("name", "HOME")}
+
+
+def test_the_environment_handed_to_a_function_is_a_site_to_review() -> None:
+    """What the receiver reads is not visible here, so the hand-over itself is reported."""
+    for source in ("let c=envVarSelector(process.env,options)", "function f(x){if(x)return process.env;return {}}"):
+        assert [read.kind for read, _ in envscan.scan_source(source)] == ["unresolved"]
 
 
 def test_a_key_the_parser_cannot_work_out_is_reported_not_dropped() -> None:
