@@ -1,95 +1,118 @@
 """Which environment names a definition may set or inherit: the one reserved-name policy.
 
-Pure: the definitions loader reports a reserved name as a located error, and the launch
-layer drops any reserved name a caller passes anyway (defence in depth), so a definition
-object built without the loader still cannot steer the evaluator, pi, node, the dynamic
-loader or a language runtime. Names compare case-insensitively.
+The decisions come from ``host/env-names.json``, a table derived from the pinned host:
+``tools/scan_host_env.py`` scans the installed pi bundle, every package it ships and the
+evaluator's own extensions for each environment variable they read (exact names, and the
+prefix and suffix families that code assembles, such as ``AWS_ENDPOINT_URL_`` + a service
+id), and a reviewer classified each one. A few families the scan cannot see (the dynamic
+loader, shells, node's C++, the evaluator's own settings) are in the same table as reviewed
+entries. A CI test fails when the installed host reads a name the table lacks.
 
-Families are preferred to single names: a new ``NODE_*`` or ``PI_*`` setting in a later
-release is reserved before anyone has heard of it.
+Classes:
+
+- ``launch-control``: steers where the host's requests go, which servers it trusts, how it
+  authenticates, what code it loads, or is a setting the evaluator owns. Refused in
+  ``literal`` and in ``inherit``.
+- ``reserved``: read by the host, but only the user's own value makes sense (a credential,
+  an account or region, terminal detection). Refused in ``literal`` (a definition must not
+  choose it); ``inherit`` passes the user's own value.
+- ``safe``: a short list of names that only change how text is drawn. Allowed.
+- ``unreviewed``: added by ``--write`` and not yet classified; treated as ``launch-control``.
+
+Names compare case-insensitively. An exact name's entry wins over families; among
+families the strictest class wins. A name the host does not read is free for extensions.
+The definitions loader reports a refusal as a located error, and the launch layer refuses
+and drops the same names again (defence in depth).
 """
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
+from functools import cache
+from importlib import resources
 
-__all__ = ["RESERVED_FAMILIES", "ReservedFamily", "reserved_family", "reserved_reason"]
+__all__ = ["CLASSES", "Rule", "inherit_refusal", "literal_refusal", "reserved_reason", "rule_for", "rules"]
+
+#: strictest first
+CLASSES = ("launch-control", "unreviewed", "reserved", "safe")
+_REFUSED_IN_INHERIT = frozenset({"launch-control", "unreviewed"})
+_REFUSED_IN_LITERAL = frozenset({"launch-control", "unreviewed", "reserved"})
 
 
 @dataclass(frozen=True, slots=True)
-class ReservedFamily:
-    """A set of names (exact names, prefixes or suffixes) and why the evaluator owns them."""
+class Rule:
+    """One entry of the table: a name, a prefix family or a suffix family."""
 
-    label: str
-    why: str
-    names: frozenset[str] = frozenset()
-    prefixes: tuple[str, ...] = ()
-    suffixes: tuple[str, ...] = ()
+    kind: str  # "name", "prefix" or "suffix"
+    value: str  # upper case
+    klass: str
+    reason: str
+
+    @property
+    def label(self) -> str:
+        return {"name": self.value, "prefix": f"{self.value}*", "suffix": f"*{self.value}"}[self.kind]
 
     def matches(self, upper: str) -> bool:
-        return upper in self.names or upper.startswith(self.prefixes) or upper.endswith(self.suffixes)
+        if self.kind == "name":
+            return upper == self.value
+        return upper.startswith(self.value) if self.kind == "prefix" else upper.endswith(self.value)
 
 
-RESERVED_FAMILIES: tuple[ReservedFamily, ...] = (
-    ReservedFamily(
-        "SKILL_EVAL_*",
-        "the evaluator's own settings and the configuration of its guard and observer",
-        prefixes=("SKILL_EVAL_",),
-    ),
-    ReservedFamily(
-        "PI_*",
-        "pi's loading, paths, agent dir, offline mode and telemetry",
-        prefixes=("PI_",),
-    ),
-    ReservedFamily(
-        "NODE_*, NPM_CONFIG_*, UV_*, UNDICI_*, JITI_*, COREPACK_*",
-        "node's runtime, module loading and fetch, and the loader pi uses for extensions",
-        prefixes=("NODE_", "NPM_CONFIG_", "UV_", "UNDICI_", "JITI_", "COREPACK_", "TS_NODE_"),
-    ),
-    ReservedFamily(
-        "LD_*, DYLD_*, GLIBC_TUNABLES",
-        "the dynamic loader",
-        names=frozenset({"GLIBC_TUNABLES"}),
-        prefixes=("LD_", "DYLD_"),
-    ),
-    ReservedFamily(
-        "PYTHON*, PERL*, RUBY*, GEM_*, LUA_*, JAVA_TOOL_OPTIONS, CLASSPATH, shell start-up files",
-        "a language runtime's or shell's module loading and start-up code",
-        names=frozenset({"JAVA_TOOL_OPTIONS", "_JAVA_OPTIONS", "JDK_JAVA_OPTIONS", "CLASSPATH", "BASH_ENV", "ENV",
-                         "SHELL", "SHELLOPTS", "BASHOPTS", "PS4", "IFS", "CDPATH", "ZDOTDIR"}),
-        prefixes=("PYTHON", "PERL", "RUBY", "GEM_", "BUNDLE_", "LUA_", "BASH_FUNC_"),
-    ),
-    ReservedFamily(
-        "PATH, HOME, TMPDIR, LANG, LC_*, XDG_*",
-        "the host-runtime baseline the evaluator supplies itself (private HOME and temp dir, fixed locale)",
-        names=frozenset({"PATH", "HOME", "USERPROFILE", "TMPDIR", "TMP", "TEMP", "LANG", "LANGUAGE", "TZDIR"}),
-        prefixes=("LC_", "XDG_"),
-    ),
-    ReservedFamily(
-        "*_PROXY, *_BASE_URL, *_ENDPOINT*, TLS trust stores, cloud metadata hosts",
-        "where providers' requests go and which servers they trust",
-        names=frozenset({"SSL_CERT_FILE", "SSL_CERT_DIR", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "GCE_METADATA_HOST",
-                         "GCE_METADATA_IP", "METADATA_SERVER_DETECTION", "KIMI_OAUTH_HOST", "KIMI_CODE_OAUTH_HOST"}),
-        suffixes=("_PROXY", "_BASE_URL", "_ENDPOINT", "_ENDPOINT_URL", "_ENDPOINT_MODE", "_API_BASE"),
-    ),
-    ReservedFamily(
-        "*_CONFIG_DIR, *_CONFIG_FILE, CLOUDSDK_CONFIG",
-        "where pi's provider SDKs load configuration from",
-        names=frozenset({"CLOUDSDK_CONFIG"}),
-        suffixes=("_CONFIG_DIR", "_CONFIG_FILE"),
-    ),
-)
+@cache
+def rules() -> tuple[Rule, ...]:
+    """Every rule of the committed table (``pytest_skill_eval/host/env-names.json``)."""
+    table = json.loads((resources.files("pytest_skill_eval.host") / "env-names.json").read_text(encoding="utf-8"))
+    out = []
+    for section, kind in (("names", "name"), ("prefixes", "prefix"), ("suffixes", "suffix")):
+        for value, entry in table[section].items():
+            klass = entry["class"] if entry.get("class") in CLASSES else "unreviewed"
+            out.append(Rule(kind, value.upper(), klass, entry.get("reason") or "not reviewed yet"))
+    return tuple(out)
 
 
-def reserved_family(name: str) -> ReservedFamily | None:
-    """The family that reserves *name*, or ``None`` when a definition may use it."""
+@cache
+def _exact() -> dict[str, Rule]:
+    return {rule.value: rule for rule in rules() if rule.kind == "name"}
+
+
+def rule_for(name: str) -> Rule | None:
+    """The rule that decides *name*, or ``None`` when the host does not read it."""
     upper = name.upper()
-    return next((family for family in RESERVED_FAMILIES if family.matches(upper)), None)
+    exact = _exact().get(upper)
+    if exact is not None:
+        return exact
+    families = [rule for rule in rules() if rule.kind != "name" and rule.matches(upper)]
+    if not families:
+        return None
+    return min(families, key=lambda rule: (CLASSES.index(rule.klass), -len(rule.value)))
+
+
+def _why(rule: Rule) -> str:
+    noun = rule.label if rule.kind == "name" else f"{rule.label} names"
+    verb = "is" if rule.kind == "name" else "are"
+    if rule.klass == "reserved":
+        return f'{noun} {verb} reserved for the user\'s own value: {rule.reason}; pass it with "inherit" instead'
+    klass = "not yet reviewed" if rule.klass == "unreviewed" else rule.klass
+    return f"{noun} {verb} reserved ({klass}): {rule.reason}"
+
+
+def literal_refusal(name: str) -> str | None:
+    """Why *name* may not be set in ``environment.literal``; ``None`` if it may."""
+    rule = rule_for(name)
+    if rule is None or rule.klass not in _REFUSED_IN_LITERAL:
+        return None
+    return _why(rule)
+
+
+def inherit_refusal(name: str) -> str | None:
+    """Why *name* may not be listed in ``environment.inherit``; ``None`` if it may."""
+    rule = rule_for(name)
+    if rule is None or rule.klass not in _REFUSED_IN_INHERIT:
+        return None
+    return _why(rule)
 
 
 def reserved_reason(name: str) -> str | None:
-    """Why *name* is reserved, worded for a located definition error; ``None`` if it is not."""
-    family = reserved_family(name)
-    if family is None:
-        return None
-    return f"{family.label} are reserved: {family.why}"
+    """Why *name* is reserved from a literal value (the stricter of the two uses)."""
+    return literal_refusal(name)

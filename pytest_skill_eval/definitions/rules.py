@@ -10,7 +10,7 @@ from __future__ import annotations
 import os
 import posixpath
 import re
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -379,7 +379,7 @@ def _environment_problems(doc: dict[str, Any]) -> list[Problem]:
     if isinstance(literal, dict):
         for name in literal:
             pointer = f"/runtime/environment/literal/{_escape(name)}"
-            reserved = _reserved_reason(name)
+            reserved = _reserved_reason(name, envpolicy.literal_refusal)
             if reserved is not None:
                 problems.append(Problem(pointer, reserved))
                 continue
@@ -398,7 +398,7 @@ def _environment_problems(doc: dict[str, Any]) -> list[Problem]:
             if not isinstance(name, str):
                 continue
             pointer = f"/runtime/environment/inherit/{index}"
-            reserved = _reserved_reason(name)
+            reserved = _reserved_reason(name, envpolicy.inherit_refusal)
             if reserved is not None:
                 problems.append(Problem(pointer, reserved))
             elif name.upper() in literal_names and _is_environment_name(name):
@@ -406,10 +406,10 @@ def _environment_problems(doc: dict[str, Any]) -> list[Problem]:
     return problems
 
 
-def _reserved_reason(name: str) -> str | None:
+def _reserved_reason(name: str, refusal: Callable[[str], str | None]) -> str | None:
     if not _is_environment_name(name):
         return None  # the schema's pattern reports it
-    why = envpolicy.reserved_reason(name)
+    why = refusal(name)
     if why is None:
         return None
     return f"expected a name the evaluator does not control, found {_quote(name)} ({why})"

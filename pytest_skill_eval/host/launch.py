@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from pytest_skill_eval.definitions.rules import TOOL_NAME, UNSUPPORTED_TOOLS
-from pytest_skill_eval.envpolicy import reserved_reason
+from pytest_skill_eval.envpolicy import inherit_refusal, literal_refusal
 from pytest_skill_eval.errors import LaunchRefused
 from pytest_skill_eval.execlimits import MAX_ARG_STRLEN, exec_size, fits_one_exec_string
 from pytest_skill_eval.host.install import HostInstallation
@@ -120,9 +120,10 @@ class LaunchPlan:
         refuse_unsafe_tools(self.tools)
         if self.mode == "json" and any(p.startswith("@") for p in self.prompts):
             raise LaunchRefused("a prompt starting with '@' would be read by pi as a file to attach")
-        user_names = [name for name, _ in self.literal_env] + list(self.inherited_env)
-        for name in user_names:
-            why = reserved_reason(name)
+        checks = [(name, literal_refusal) for name, _ in self.literal_env]
+        checks += [(name, inherit_refusal) for name in self.inherited_env]
+        for name, refusal in checks:
+            why = refusal(name)
             if why is not None:
                 raise LaunchRefused(f"environment variable {name!r} is reserved ({why})")
 
@@ -161,11 +162,8 @@ class LaunchPlan:
         refuse them); should one get here anyway it is dropped, and every value the
         evaluator sets is applied last, so it always wins.
         """
-        env = {
-            name: value
-            for name, value in (*self.literal_env, *self.inherited_env.items())
-            if reserved_reason(name) is None
-        }
+        env = {name: value for name, value in self.literal_env if literal_refusal(name) is None}
+        env.update((name, value) for name, value in self.inherited_env.items() if inherit_refusal(name) is None)
         env.update(self._own_env())
         return env
 

@@ -28,18 +28,31 @@ GROUP_FIELDS = (
 KINDS = '"skill-read", "resource-read", "path", "changed-paths", "file-text", "json", "response-text", "tool-call", "context-text"'
 BODY_TOOLS = 'one of "read", "write", "edit" (custom tools need a runtime extension bundle)'
 DESCRIPTION_TOOLS = '"read" (description groups allow no tools or only "read")'
-RESERVED = "expected a name the evaluator does not control, found {} ({} are reserved: {})"
-BASELINE = ("PATH, HOME, TMPDIR, LANG, LC_*, XDG_*",
-            "the host-runtime baseline the evaluator supplies itself (private HOME and temp dir, fixed locale)")
-NODE = ("NODE_*, NPM_CONFIG_*, UV_*, UNDICI_*, JITI_*, COREPACK_*",
-        "node's runtime, module loading and fetch, and the loader pi uses for extensions")
-LOADER = ("LD_*, DYLD_*, GLIBC_TUNABLES", "the dynamic loader")
-PI = ("PI_*", "pi's loading, paths, agent dir, offline mode and telemetry")
-EVALUATOR = ("SKILL_EVAL_*", "the evaluator's own settings and the configuration of its guard and observer")
-RUNTIMES = ("PYTHON*, PERL*, RUBY*, GEM_*, LUA_*, JAVA_TOOL_OPTIONS, CLASSPATH, shell start-up files",
-            "a language runtime's or shell's module loading and start-up code")
-ENDPOINTS = ("*_PROXY, *_BASE_URL, *_ENDPOINT*, TLS trust stores, cloud metadata hosts",
-             "where providers' requests go and which servers they trust")
+RESERVED = "expected a name the evaluator does not control, found {} ({} reserved (launch-control): {})"
+# (label as the message names it, reason) from pytest_skill_eval/host/env-names.json
+BASELINE = "the host-runtime baseline the evaluator supplies itself (private HOME and temp dir, PATH with the pinned node first)"
+NODE = "node's runtime, module loading, TLS and diagnostics; NODE_OPTIONS can load code into pi"
+LOADER = ("dynamic loader", "the dynamic loader, shells and language runtimes that pi's bash tool and its children start: "
+          "they load code from these")
+PI = ("pi's own settings (agent dir, session, provider, model, offline mode, telemetry, OAuth callback, installer): "
+      "the evaluator owns them")
+AGENT_DIR = "pi's agent and session directories (named after the app: PI_CODING_AGENT_DIR)"
+EVALUATOR = "the evaluator's own settings (its cache, its guard's, observer's and tool gate's configuration)"
+JITI = "how pi loads and transforms extension code (jiti, babel) or where npm installs packages"
+LOCALE = "the host-runtime baseline the evaluator supplies itself (a fixed locale)"
+PROXY = "routes the host's requests through a proxy or exempts hosts from it; the evaluator sets NO_PROXY itself"
+ENDPOINT = ("where a provider's requests go: a definition must not point a built-in provider at another server "
+            "(custom endpoints belong in --skill-eval-models)")
+
+
+def _name(label: str, reason: str) -> tuple[str, str]:
+    return (f"{label} is", reason)
+
+
+def _family(label: str, reason: str) -> tuple[str, str]:
+    return (f"{label} names are", reason)
+
+
 SECRET = (
     'expected a non-secret name (literal values are recorded in evidence; pass secrets with "inherit"), '
     "found {} containing {}"
@@ -318,37 +331,37 @@ CASES = [
     case("literal-value-number", "runtime", {"/runtime/environment/literal/PROBE_MODE": 1}, "/runtime/environment/literal/PROBE_MODE: expected a string value, found 1"),
     case("literal-name-syntax", "runtime", {"/runtime/environment/literal/PROBE-MODE": "x"},
          f'/runtime/environment/literal/PROBE-MODE: expected {ENV_NAME}, found "PROBE-MODE"'),
-    case("literal-path", "runtime", {"/runtime/environment/literal/PATH": "/usr/bin"}, "/runtime/environment/literal/PATH: " + RESERVED.format('"PATH"', *BASELINE)),
-    case("literal-home-lowercase", "runtime", {"/runtime/environment/literal/home": "/tmp"}, "/runtime/environment/literal/home: " + RESERVED.format('"home"', *BASELINE)),
+    case("literal-path", "runtime", {"/runtime/environment/literal/PATH": "/usr/bin"}, "/runtime/environment/literal/PATH: " + RESERVED.format('"PATH"', *_name("PATH", BASELINE))),
+    case("literal-home-lowercase", "runtime", {"/runtime/environment/literal/home": "/tmp"}, "/runtime/environment/literal/home: " + RESERVED.format('"home"', *_name("HOME", BASELINE))),
     case("literal-node-options", "runtime", {"/runtime/environment/literal/NODE_OPTIONS": "--require x"},
-         "/runtime/environment/literal/NODE_OPTIONS: " + RESERVED.format('"NODE_OPTIONS"', *NODE)),
-    case("literal-ld-preload", "runtime", {"/runtime/environment/literal/LD_PRELOAD": "x.so"}, "/runtime/environment/literal/LD_PRELOAD: " + RESERVED.format('"LD_PRELOAD"', *LOADER)),
+         "/runtime/environment/literal/NODE_OPTIONS: " + RESERVED.format('"NODE_OPTIONS"', *_name("NODE_OPTIONS", NODE))),
+    case("literal-ld-preload", "runtime", {"/runtime/environment/literal/LD_PRELOAD": "x.so"}, "/runtime/environment/literal/LD_PRELOAD: " + RESERVED.format('"LD_PRELOAD"', *_family("LD_*", LOADER[1]))),
     case("literal-dyld", "runtime", {"/runtime/environment/literal/DYLD_INSERT_LIBRARIES": "x.dylib"},
-         "/runtime/environment/literal/DYLD_INSERT_LIBRARIES: " + RESERVED.format('"DYLD_INSERT_LIBRARIES"', *LOADER)),
+         "/runtime/environment/literal/DYLD_INSERT_LIBRARIES: " + RESERVED.format('"DYLD_INSERT_LIBRARIES"', *_family("DYLD_*", LOADER[1]))),
     case("inherit-agent-dir", "runtime", {"/runtime/environment/inherit": ["PI_CODING_AGENT_DIR"]},
-         "/runtime/environment/inherit/0: " + RESERVED.format('"PI_CODING_AGENT_DIR"', *PI)),
-    case("inherit-pythonpath", "runtime", {"/runtime/environment/inherit": ["PYTHONPATH"]}, "/runtime/environment/inherit/0: " + RESERVED.format('"PYTHONPATH"', *RUNTIMES)),
+         "/runtime/environment/inherit/0: " + RESERVED.format('"PI_CODING_AGENT_DIR"', *_family("*_CODING_AGENT_DIR", AGENT_DIR))),
+    case("inherit-pythonpath", "runtime", {"/runtime/environment/inherit": ["PYTHONPATH"]}, "/runtime/environment/inherit/0: " + RESERVED.format('"PYTHONPATH"', *_family("PYTHON*", LOADER[1]))),
     case("inherit-ld-library-path", "runtime", {"/runtime/environment/inherit": ["LD_LIBRARY_PATH"]},
-         "/runtime/environment/inherit/0: " + RESERVED.format('"LD_LIBRARY_PATH"', *LOADER)),
-    case("inherit-node-path", "runtime", {"/runtime/environment/inherit": ["NODE_PATH"]}, "/runtime/environment/inherit/0: " + RESERVED.format('"NODE_PATH"', *NODE)),
+         "/runtime/environment/inherit/0: " + RESERVED.format('"LD_LIBRARY_PATH"', *_family("LD_*", LOADER[1]))),
+    case("inherit-node-path", "runtime", {"/runtime/environment/inherit": ["NODE_PATH"]}, "/runtime/environment/inherit/0: " + RESERVED.format('"NODE_PATH"', *_name("NODE_PATH", NODE))),
     case("literal-guard-config", "runtime", {"/runtime/environment/literal/SKILL_EVAL_GUARD_CONFIG": "open.json"},
-         "/runtime/environment/literal/SKILL_EVAL_GUARD_CONFIG: " + RESERVED.format('"SKILL_EVAL_GUARD_CONFIG"', *EVALUATOR)),
+         "/runtime/environment/literal/SKILL_EVAL_GUARD_CONFIG: " + RESERVED.format('"SKILL_EVAL_GUARD_CONFIG"', *_family("SKILL_EVAL_*", EVALUATOR))),
     case("literal-observer-out", "runtime", {"/runtime/environment/literal/skill_eval_observer_out": "x"},
-         "/runtime/environment/literal/skill_eval_observer_out: " + RESERVED.format('"skill_eval_observer_out"', *EVALUATOR)),
+         "/runtime/environment/literal/skill_eval_observer_out: " + RESERVED.format('"skill_eval_observer_out"', *_family("SKILL_EVAL_*", EVALUATOR))),
     case("literal-compile-cache", "runtime", {"/runtime/environment/literal/NODE_COMPILE_CACHE": "/tmp/c"},
-         "/runtime/environment/literal/NODE_COMPILE_CACHE: " + RESERVED.format('"NODE_COMPILE_CACHE"', *NODE)),
+         "/runtime/environment/literal/NODE_COMPILE_CACHE: " + RESERVED.format('"NODE_COMPILE_CACHE"', *_name("NODE_COMPILE_CACHE", NODE))),
     case("literal-jiti", "runtime", {"/runtime/environment/literal/JITI_ALIAS": "{}"},
-         "/runtime/environment/literal/JITI_ALIAS: " + RESERVED.format('"JITI_ALIAS"', *NODE)),
+         "/runtime/environment/literal/JITI_ALIAS: " + RESERVED.format('"JITI_ALIAS"', *_name("JITI_ALIAS", JITI))),
     case("literal-perl5opt", "runtime", {"/runtime/environment/literal/PERL5OPT": "-Mx"},
-         "/runtime/environment/literal/PERL5OPT: " + RESERVED.format('"PERL5OPT"', *RUNTIMES)),
+         "/runtime/environment/literal/PERL5OPT: " + RESERVED.format('"PERL5OPT"', *_family("PERL*", LOADER[1]))),
     case("literal-lc-all", "runtime", {"/runtime/environment/literal/LC_ALL": "C"},
-         "/runtime/environment/literal/LC_ALL: " + RESERVED.format('"LC_ALL"', *BASELINE)),
+         "/runtime/environment/literal/LC_ALL: " + RESERVED.format('"LC_ALL"', *_family("LC_*", LOCALE))),
     case("literal-proxy-lowercase", "runtime", {"/runtime/environment/literal/https_proxy": "http://127.0.0.1:1"},
-         "/runtime/environment/literal/https_proxy: " + RESERVED.format('"https_proxy"', *ENDPOINTS)),
+         "/runtime/environment/literal/https_proxy: " + RESERVED.format('"https_proxy"', *_name("HTTPS_PROXY", PROXY))),
     case("inherit-base-url", "runtime", {"/runtime/environment/inherit": ["OPENAI_BASE_URL"]},
-         "/runtime/environment/inherit/0: " + RESERVED.format('"OPENAI_BASE_URL"', *ENDPOINTS)),
+         "/runtime/environment/inherit/0: " + RESERVED.format('"OPENAI_BASE_URL"', *_name("OPENAI_BASE_URL", ENDPOINT))),
     case("inherit-offline", "runtime", {"/runtime/environment/inherit": ["PI_OFFLINE"]},
-         "/runtime/environment/inherit/0: " + RESERVED.format('"PI_OFFLINE"', *PI)),
+         "/runtime/environment/inherit/0: " + RESERVED.format('"PI_OFFLINE"', *_name("PI_OFFLINE", PI))),
     case("inherit-name-syntax", "runtime", {"/runtime/environment/inherit": ["1PASS"]}, f'/runtime/environment/inherit/0: expected {ENV_NAME}, found "1PASS"'),
     case("inherit-string", "runtime", {"/runtime/environment/inherit": "OPENAI_API_KEY"},
          '/runtime/environment/inherit: expected an array of environment names, found "OPENAI_API_KEY"'),
@@ -356,8 +369,12 @@ CASES = [
          '/runtime/environment/inherit/1: expected each item once, found "OPENAI_API_KEY" again (first at /runtime/environment/inherit/0)'),
     case("literal-inherit-overlap", "runtime", {"/runtime/environment/inherit": ["PROBE_MODE"]},
          '/runtime/environment/inherit/0: expected a name not also set in "literal", found "PROBE_MODE"'),
-    case("secret-key", "runtime", {"/runtime/environment/literal/OPENAI_API_KEY": "sk-x"},
-         "/runtime/environment/literal/OPENAI_API_KEY: " + SECRET.format('"OPENAI_API_KEY"', '"KEY"')),
+    case("secret-key", "runtime", {"/runtime/environment/literal/PROBE_API_KEY": "sk-x"},
+         "/runtime/environment/literal/PROBE_API_KEY: " + SECRET.format('"PROBE_API_KEY"', '"KEY"')),
+    case("literal-host-credential", "runtime", {"/runtime/environment/literal/OPENAI_API_KEY": "sk-x"},
+         '/runtime/environment/literal/OPENAI_API_KEY: expected a name the evaluator does not control, found "OPENAI_API_KEY" '
+         "(OPENAI_API_KEY is reserved for the user's own value: a credential the host sends to a provider; "
+         'pass it with "inherit" instead)'),
     case("secret-token-lowercase", "runtime", {"/runtime/environment/literal/github_token": "x"},
          "/runtime/environment/literal/github_token: " + SECRET.format('"github_token"', '"TOKEN"')),
     case("secret-secret", "runtime", {"/runtime/environment/literal/CLIENT_SECRET": "x"},
@@ -365,8 +382,8 @@ CASES = [
     case("secret-password", "runtime", {"/runtime/environment/literal/DB_PASSWORD": "x"},
          "/runtime/environment/literal/DB_PASSWORD: " + SECRET.format('"DB_PASSWORD"', '"PASSWORD"')),
     case("secret-passwd", "runtime", {"/runtime/environment/literal/PASSWD": "x"}, "/runtime/environment/literal/PASSWD: " + SECRET.format('"PASSWD"', '"PASSWD"')),
-    case("secret-credential", "runtime", {"/runtime/environment/literal/GOOGLE_CREDENTIALS": "x"},
-         "/runtime/environment/literal/GOOGLE_CREDENTIALS: " + SECRET.format('"GOOGLE_CREDENTIALS"', '"CREDENTIAL"')),
+    case("secret-credential", "runtime", {"/runtime/environment/literal/PROBE_CREDENTIALS": "x"},
+         "/runtime/environment/literal/PROBE_CREDENTIALS: " + SECRET.format('"PROBE_CREDENTIALS"', '"CREDENTIAL"')),
     case("secret-auth", "runtime", {"/runtime/environment/literal/BASIC_AUTH": "x"}, "/runtime/environment/literal/BASIC_AUTH: " + SECRET.format('"BASIC_AUTH"', '"AUTH"')),
     case("secret-private", "runtime", {"/runtime/environment/literal/PRIVATE_PEM": "x"},
          "/runtime/environment/literal/PRIVATE_PEM: " + SECRET.format('"PRIVATE_PEM"', '"PRIVATE"')),
