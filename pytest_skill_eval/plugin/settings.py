@@ -8,11 +8,17 @@ bad value is a usage error naming the option or ini setting, what it expects and
 from __future__ import annotations
 
 import math
+import os
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import pytest
+
+if TYPE_CHECKING:
+    from pytest_skill_eval.host.confinement import Settings as ConfinementSettings
 
 DEFAULT_PASS_RATE = 1.0
 DEFAULT_ALPHA = 0.05
@@ -122,3 +128,40 @@ def _alpha(raw: str) -> float:
     if not 0.0 < value < 1.0:
         raise ValueError(wanted)
     return value
+
+
+def confinement_settings(config: pytest.Config) -> ConfinementSettings:
+    """``--skill-eval-confinement`` and ``--skill-eval-allow-read/-net`` (with their ini settings).
+
+    Wider access comes only from here, the user's own command line and ini. The guard is
+    left out only by the test harness's hook, read from this process's environment.
+    """
+    from pytest_skill_eval.host.confinement import (
+        GUARD_OFF_ENV,
+        GUARD_OFF_VALUE,
+        MODES,
+        Mode,
+        Settings,
+        parse_host_port,
+    )
+
+    mode = config.getoption("skill_eval_confinement")
+    if mode is None:
+        mode = str(config.getini("skill_eval_confinement") or "").strip() or "auto"
+        if mode not in MODES:
+            raise pytest.UsageError(f"skill_eval_confinement expects one of {', '.join(MODES)}, found {mode!r}")
+    reads: list[str] = []
+    for raw in [*config.getoption("skill_eval_allow_read"), *config.getini("skill_eval_allow_read")]:
+        path = Path(raw).expanduser().resolve()
+        if not path.exists():
+            raise pytest.UsageError(f"--skill-eval-allow-read expects an existing path, found {str(raw)!r} "
+                                    f"({path} does not exist)")
+        reads.append(str(path))
+    nets: list[tuple[str, int]] = []
+    for raw in [*config.getoption("skill_eval_allow_net"), *config.getini("skill_eval_allow_net")]:
+        try:
+            nets.append(parse_host_port(str(raw).strip()))
+        except ValueError as exc:
+            raise pytest.UsageError(f"--skill-eval-allow-net {exc}") from None
+    guard = os.environ.get(GUARD_OFF_ENV) != GUARD_OFF_VALUE
+    return Settings(cast(Mode, mode), tuple(reads), tuple(nets), guard)
