@@ -11,6 +11,7 @@ Rights by access:
 
     read        read files, list directories                    skills, context, agent dir
     read-exec   read and execute                                pi and node install, system
+    read-lock   read, and make and remove directories (pi's locks) the agent dir
     write       everything inside but device nodes and ioctls    workspace, temp, session
     append      write to one existing file (no create, no truncate) the tool gate's log
     device      read and write one device file                  /dev/null
@@ -25,7 +26,7 @@ from urllib.parse import urlsplit
 
 from pytest_skill_eval.host import landlock as ll
 
-Access = Literal["read", "read-exec", "write", "append", "device"]
+Access = Literal["read", "read-exec", "read-lock", "write", "append", "device"]
 Mode = Literal["auto", "required", "off"]
 MODES: tuple[Mode, ...] = ("auto", "required", "off")
 
@@ -33,6 +34,7 @@ READ = ll.READ_FILE | ll.READ_DIR
 RIGHTS: dict[Access, int] = {
     "read": READ,
     "read-exec": READ | ll.EXECUTE,
+    "read-lock": READ | ll.MAKE_DIR | ll.REMOVE_DIR,
     "write": (1 << 16) - 1 & ~(ll.MAKE_CHAR | ll.MAKE_BLOCK | ll.IOCTL_DEV),
     "append": ll.WRITE_FILE,
     "device": ll.READ_FILE | ll.WRITE_FILE,
@@ -164,9 +166,8 @@ def derive(roots: VariantRoots, model: Endpoint, *, allow_read: Sequence[str] = 
     grants += [Grant("context", p, "read") for p in roots.contexts]
     if roots.bundles is not None:
         grants.append(Grant("bundles", roots.bundles, "read"))
-    # pi locks settings.json and auth.json with lock directories beside them: the agent dir is
-    # the variant's own scratch, written by pi itself (the guard keeps the model out of it)
-    grants += [Grant("agent-dir", roots.agent_dir, "write"), Grant("host-extensions", roots.host_extensions, "read")]
+    # pi locks settings.json and auth.json with lock directories beside them
+    grants += [Grant("agent-dir", roots.agent_dir, "read-lock"), Grant("host-extensions", roots.host_extensions, "read")]
     grants += [Grant("extension-log", p, "append") for p in roots.logs]
     grants += [Grant("host", p, "read-exec") for p in roots.host_install]
     if roots.compile_cache is not None:

@@ -47,7 +47,10 @@ def _by_role(roots: VariantRoots = ROOTS, **kw: object) -> dict[str, set[tuple[s
 def test_writes_land_only_in_the_workspace_and_the_variants_own_scratch() -> None:
     writable = {g.path for g in derive(ROOTS, MODEL).grants if g.access in ("write", "append")}
     assert writable == {"/s/run/baseline/workspace", "/s/run/baseline/home/tmp", "/s/run/baseline/session",
-                        "/s/run/baseline/agent", "/s/run/baseline/host-extensions/active-tools.jsonl"}
+                        "/s/run/baseline/host-extensions/active-tools.jsonl"}
+    # pi's own lock directories beside settings.json and auth.json, and nothing else
+    assert _by_role()["agent-dir"] == {("/s/run/baseline/agent", "read-lock")}
+    assert RIGHTS["read-lock"] & (ll.WRITE_FILE | ll.MAKE_REG | ll.TRUNCATE | ll.REMOVE_FILE) == 0
 
 
 def test_declared_resources_are_read_only_and_each_is_named_by_role() -> None:
