@@ -78,6 +78,11 @@ def variant_roots(base: Path, workspace: Path, skills: Sequence[Path], contexts:
     """The canonical roots of the variant prepared under *base* (files named in *logs* are created)."""
     for log in logs:
         log.touch()
+    auth = base / "agent" / "auth.json"
+    if not auth.exists():
+        # pi creates a missing credential store; confined, it may not create files there
+        auth.write_text("{}", encoding="utf-8")
+        auth.chmod(0o600)
     if session is not None:
         session.mkdir(parents=True, exist_ok=True)
     real = os.path.realpath
