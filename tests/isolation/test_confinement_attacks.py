@@ -143,7 +143,7 @@ def test_the_controls_work_under_confinement(pytester: pytest.Pytester, pi_host:
     _write(root / "context" / "AGENTS.md", "Declared context.\n")
     _write(root / "fixtures" / "ws" / "input.txt", "fixture input")
     group = _group("controls", session=True, extensions=[], context=["context/AGENTS.md"])
-    steps = [
+    steps: list[dict[str, Any]] = [
         {"tool_calls": [{"name": "read", "arguments": {"path": "input.txt"}}]},
         {"tool_calls": [{"name": "write", "arguments": {"path": "out/result.txt", "content": "written"}}]},
         {"tool_calls": [{"name": "read", "arguments": {"path": "out/result.txt"}}]},
