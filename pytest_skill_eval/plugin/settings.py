@@ -21,6 +21,8 @@ if TYPE_CHECKING:
     from pytest_skill_eval.host.confinement import Settings as ConfinementSettings
 
 DEFAULT_PASS_RATE = 1.0
+#: the default of ``--skill-eval-confinement`` when neither the option nor the ini gives one
+CONFINEMENT_ENV = "SKILL_EVAL_CONFINEMENT"
 DEFAULT_ALPHA = 0.05
 
 
@@ -147,9 +149,15 @@ def confinement_settings(config: pytest.Config) -> ConfinementSettings:
 
     mode = config.getoption("skill_eval_confinement")
     if mode is None:
-        mode = str(config.getini("skill_eval_confinement") or "").strip() or "auto"
-        if mode not in MODES:
+        mode = str(config.getini("skill_eval_confinement") or "").strip() or None
+        if mode is not None and mode not in MODES:
             raise pytest.UsageError(f"skill_eval_confinement expects one of {', '.join(MODES)}, found {mode!r}")
+    if mode is None:
+        # the environment may only tighten the default (CI sets required); off is the user's own word
+        mode = os.environ.get(CONFINEMENT_ENV, "").strip() or "auto"
+        if mode not in ("auto", "required"):
+            raise pytest.UsageError(f"{CONFINEMENT_ENV} expects auto or required, found {mode!r} (switch the "
+                                    "confinement off with --skill-eval-confinement off or the ini setting)")
     reads: list[str] = []
     for raw in [*config.getoption("skill_eval_allow_read"), *config.getini("skill_eval_allow_read")]:
         path = Path(raw).expanduser().resolve()
