@@ -13,7 +13,10 @@ from __future__ import annotations
 import functools
 import json
 import os
+import subprocess
 import sys
+import tempfile
+import threading
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -33,7 +36,7 @@ from pytest_skill_eval.host.confinement import (
 )
 from pytest_skill_eval.host.install import HostInstallation
 
-RULES_FILE = "confinement.json"
+RULES_FILE = "confinement.rules"
 __all__ = ["Confined", "confine_variant", "kernel_abi", "launch", "merged_providers", "model_endpoint", "variant_roots"]
 
 
@@ -123,7 +126,7 @@ def confine_variant(settings: Settings, roots: VariantRoots, model: Endpoint, ba
     policy = replace(policy, grants=tuple(g for g in policy.grants if not g.optional or os.path.exists(g.path)))
     rules_file = base / "host-extensions" / RULES_FILE
     rules_file.parent.mkdir(parents=True, exist_ok=True)
-    rules_file.write_text(json.dumps(policy.rules(abi), indent=1), encoding="utf-8")
+    rules_file.write_text(landlock.render_rules(policy.rules(abi)), encoding="utf-8")
     names = {os.path.realpath(base): "<variant-scratch>", os.path.realpath(base.parent): "<group-scratch>"}
     wrapper = (sys.executable, "-I", "-S", str(Path(landlock.__file__).resolve()), str(rules_file))
     return Confined(wrapper, {"mechanism": "landlock", "version": f"ABI {abi}", "mode": settings.mode,
@@ -139,6 +142,30 @@ def merged_providers(providers: Mapping[str, Any], user_models: Path | None) -> 
     return merged
 
 
+_warm_lock = threading.Lock()
+
+
+@functools.cache
+def warm_compile_cache(node: str, cli: str, cache: str) -> None:
+    """Fill node's compile cache with pi's own modules once, unconfined, if it is empty.
+
+    A confined run may read the cache but never write it (code other runs load), so on a
+    fresh machine nothing would ever fill it: ``pi --version`` loads pi's bundle, no subject.
+    """
+    with _warm_lock:
+        if os.path.isdir(cache) and os.listdir(cache):
+            return
+        os.makedirs(cache, exist_ok=True)
+        with tempfile.TemporaryDirectory(prefix="skill-eval-warm-") as home:
+            env = {"PATH": f"{os.path.dirname(node)}{os.pathsep}/usr/bin:/bin", "HOME": home, "PI_OFFLINE": "1",
+                   "PI_SKIP_VERSION_CHECK": "1", "PI_TELEMETRY": "0", "NODE_COMPILE_CACHE": cache}
+            try:
+                subprocess.run([node, cli, "--version"], env=env, cwd=home, stdin=subprocess.DEVNULL,
+                               capture_output=True, timeout=120, check=False)
+            except (OSError, subprocess.TimeoutExpired):
+                pass  # a cold cache costs time, never correctness
+
+
 def launch(settings: Settings, base: Path, workspace: Path, skills: Sequence[Path], contexts: Sequence[Path],
            bundles: Path | None, session: Path | None, logs: Sequence[Path], host: HostInstallation,
            compile_cache: Path | None, model: Endpoint) -> Confined:
@@ -146,7 +173,10 @@ def launch(settings: Settings, base: Path, workspace: Path, skills: Sequence[Pat
     if settings.mode == "off":
         return confine_variant(settings, _NO_ROOTS, model, base)
     roots = variant_roots(base, workspace, skills, contexts, bundles, session, logs, host, compile_cache)
-    return confine_variant(settings, roots, model, base)
+    confined = confine_variant(settings, roots, model, base)
+    if confined.wrapper and compile_cache is not None:
+        warm_compile_cache(str(host.node), str(host.cli), str(compile_cache))
+    return confined
 
 
 _NO_ROOTS = VariantRoots("", (), (), None, "", "", "", None, ())

@@ -1,12 +1,13 @@
 """Landlock through raw system calls: probing the kernel, and the exec wrapper that confines pi.
 
 This module owns the Linux Landlock interface and nothing else. It imports only the
-standard library (``ctypes``, ``json``, ``os``, ``sys``), because it also runs as a script
+standard library (``ctypes``, ``os``, ``sys``), because it also runs as a script
 before pi starts::
 
     python -I -S .../host/landlock.py RULES <argv of pi ...>
 
-(``RULES``: the rules as JSON, or the path of a file holding them.)
+(``RULES``: the path of a file holding the rules in the line format of :func:`render_rules`;
+JSON would cost the wrapper more than a third of its start-up time, see docs/performance.md.)
 
 The wrapper builds one Landlock ruleset from the rules, sets ``no_new_privs``, restricts
 itself and ``execv``s pi: the domain is inherited by pi and by every child pi starts and
@@ -24,10 +25,13 @@ status :data:`EXIT_CONFINE_FAILED` and one line on stderr starting with
 from __future__ import annotations
 
 import ctypes
-import json
 import os
 import sys
-from typing import Any
+
+#: ``typing`` costs the wrapper ~5 ms of a ~12 ms start: imported for the type checker only
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: x86_64, aarch64 and every other architecture use the same numbers (new syscalls are unified).
 SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446
@@ -140,17 +144,52 @@ def restrict(rules: dict[str, Any]) -> None:
     os.close(fd)
 
 
+def render_rules(rules: dict[str, Any]) -> str:
+    """*rules* (as :func:`restrict` takes them) in the wrapper's line format.
+
+    ``handled FS NET SCOPED``, then ``path RIGHTS OPTIONAL PATH`` and ``connect PORT`` lines,
+    fields separated by one space, the path last (it may hold spaces, never a line break).
+    """
+    lines = [f"handled {int(rules['handled_fs'])} {int(rules.get('handled_net', 0))} {int(rules.get('scoped', 0))}"]
+    for rights, path, optional in rules.get("paths", ()):
+        if "\n" in path or "\r" in path or not path:
+            raise ValueError(f"a confined root must be a non-empty path without line breaks, found {path!r}")
+        lines.append(f"path {int(rights)} {int(bool(optional))} {path}")
+    lines += [f"connect {int(port)}" for port in rules.get("connect", ())]
+    return "\n".join(lines) + "\n"
+
+
+def parse_rules(text: str) -> dict[str, Any]:
+    """The rules a :func:`render_rules` text holds; :class:`ValueError` for anything else."""
+    rules: dict[str, Any] = {"paths": [], "connect": []}
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line:
+            continue
+        kind, _, rest = line.partition(" ")
+        if kind == "handled":
+            fs, net, scoped = (int(v) for v in rest.split(" "))
+            rules.update(handled_fs=fs, handled_net=net, scoped=scoped)
+        elif kind == "path":
+            rights, optional, path = rest.split(" ", 2)
+            rules["paths"].append([int(rights), path, optional == "1"])
+        elif kind == "connect":
+            rules["connect"].append(int(rest))
+        else:
+            raise ValueError(f"rules line {number}: expected handled, path or connect, found {line[:40]!r}")
+    if "handled_fs" not in rules:
+        raise ValueError("rules: no 'handled' line")
+    return rules
+
+
 def main(argv: list[str]) -> int:
     """The wrapper: ``landlock.py RULES PROGRAM [ARGS...]``; never returns on success."""
     if len(argv) < 3:
         sys.stderr.write(f"{FAILURE_PREFIX} usage: landlock.py RULES PROGRAM [ARGS...]\n")
         return EXIT_CONFINE_FAILED
     try:
-        text = argv[1]
-        if not text.lstrip().startswith("{"):
-            with open(text, encoding="utf-8") as f:
-                text = f.read()
-        restrict(json.loads(text))
+        with open(argv[1], encoding="utf-8") as f:
+            rules = parse_rules(f.read())
+        restrict(rules)
         os.execv(argv[2], argv[2:])
     except (ConfineError, OSError, ValueError, KeyError, TypeError) as exc:
         sys.stderr.write(f"{FAILURE_PREFIX} {exc}\n")

@@ -161,6 +161,8 @@ def confinement_settings(config: pytest.Config) -> ConfinementSettings:
     reads: list[str] = []
     for raw in [*config.getoption("skill_eval_allow_read"), *config.getini("skill_eval_allow_read")]:
         path = Path(raw).expanduser().resolve()
+        if "\n" in str(path) or "\r" in str(path):
+            raise pytest.UsageError(f"--skill-eval-allow-read expects a path without line breaks, found {str(raw)!r}")
         if not path.exists():
             raise pytest.UsageError(f"--skill-eval-allow-read expects an existing path, found {str(raw)!r} "
                                     f"({path} does not exist)")

@@ -42,8 +42,8 @@ def _roots(tmp: Path) -> VariantRoots:
 def _confined(tmp: Path, code: str, port: int = 9, abi: int = ABI) -> subprocess.CompletedProcess[str]:
     rules = derive(_roots(tmp), Endpoint("model", "127.0.0.1", port)).rules(abi)
     # the rules travel in a file, as the engine passes them
-    rules_file = tmp / "host-extensions" / "confinement.json"
-    rules_file.write_text(json.dumps(rules))
+    rules_file = tmp / "host-extensions" / "confinement.rules"
+    rules_file.write_text(landlock.render_rules(rules))
     return subprocess.run([PYTHON, "-I", "-S", WRAPPER, str(rules_file), PYTHON, "-I", "-S", "-c", code],
                           capture_output=True, text=True, timeout=60, cwd=tmp / "workspace")
 
@@ -150,7 +150,9 @@ def test_a_missing_required_root_stops_before_the_program_runs(tmp_path: Path) -
     base = _layout(tmp_path)
     rules = derive(_roots(base), Endpoint("model", "127.0.0.1", 9)).rules(ABI)
     rules["paths"].append([landlock.READ_FILE, str(tmp_path / "no-such-dir"), False])
-    proc = subprocess.run([PYTHON, "-I", "-S", WRAPPER, json.dumps(rules), "/bin/echo", "RAN"],
+    rules_file = tmp_path / "rules"
+    rules_file.write_text(landlock.render_rules(rules))
+    proc = subprocess.run([PYTHON, "-I", "-S", WRAPPER, str(rules_file), "/bin/echo", "RAN"],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == landlock.EXIT_CONFINE_FAILED
     assert "RAN" not in proc.stdout
@@ -158,8 +160,11 @@ def test_a_missing_required_root_stops_before_the_program_runs(tmp_path: Path) -
 
 
 def test_a_bad_rules_argument_is_a_located_failure_not_a_traceback(tmp_path: Path) -> None:
-    for rules in ("{not json", str(tmp_path / "absent.json")):
+    bad = tmp_path / "bad.rules"
+    bad.write_text("handled 1 0 0\nallow everything\n")
+    for rules in (str(bad), str(tmp_path / "absent.rules")):
         proc = subprocess.run([PYTHON, "-I", "-S", WRAPPER, rules, "/bin/echo", "RAN"],
                               capture_output=True, text=True, timeout=60)
         assert proc.returncode == landlock.EXIT_CONFINE_FAILED and "RAN" not in proc.stdout
         assert proc.stderr.startswith(landlock.FAILURE_PREFIX) and "Traceback" not in proc.stderr
+

@@ -178,3 +178,11 @@ def test_install_roots_cover_the_npm_prefix_and_node(tmp_path: Path) -> None:
     node.write_text("")
     roots = install_roots(HostInstallation(node=node, cli=cli, version="1.6.0", managed=True))
     assert roots == (str(prefix.resolve()), str(node.parent.resolve()))
+
+
+def test_the_rules_survive_their_line_format() -> None:
+    rules = {"handled_fs": 7, "handled_net": 3, "scoped": 3, "connect": [443, 8080],
+             "paths": [[5, "/a dir/with  spaces", False], [4, "/usr", True]]}
+    assert ll.parse_rules(ll.render_rules(rules)) == rules
+    with pytest.raises(ValueError, match="line breaks"):
+        ll.render_rules({**rules, "paths": [[4, "/a\nb", False]]})
