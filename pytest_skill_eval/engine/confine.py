@@ -37,7 +37,7 @@ from pytest_skill_eval.host.confinement import (
 from pytest_skill_eval.host.install import HostInstallation
 
 RULES_FILE = "confinement.rules"
-__all__ = ["Confined", "confine_variant", "kernel_abi", "launch", "merged_providers", "model_endpoint", "variant_roots"]
+__all__ = ["Confined", "confine_variant", "kernel_abi", "launch", "merged_providers", "model_endpoint", "variant_roots", "warn_once"]
 
 
 @functools.cache
@@ -47,7 +47,7 @@ def kernel_abi() -> int:
 
 
 @functools.cache
-def _warn_once(text: str) -> None:
+def warn_once(text: str) -> None:
     warnings.warn(text, RuntimeWarning, stacklevel=1)
 
 
@@ -115,12 +115,12 @@ def confine_variant(settings: Settings, roots: VariantRoots, model: Endpoint, ba
                         f"cannot enforce {'; '.join(gaps)}: {unavailable_hint(sys.platform)}")
     if abi <= 0:
         hint = unavailable_hint(sys.platform)
-        _warn_once(f"skill-eval: no kernel confinement on this machine, only the path guard protects the "
+        warn_once(f"skill-eval: no kernel confinement on this machine, only the path guard protects the "
                    f"user's files: {hint}")
         return Confined((), {"mechanism": "none", "mode": settings.mode, "guard": guard,
                              "reason": f"unavailable: {hint}"})
     if gaps:
-        _warn_once("skill-eval: kernel confinement is partial on this machine, not enforced: " + "; ".join(gaps))
+        warn_once("skill-eval: kernel confinement is partial on this machine, not enforced: " + "; ".join(gaps))
     policy = derive(roots, model, allow_read=settings.allow_read, allow_net=settings.allow_net)
     # optional system roots this machine lacks are neither applied nor recorded
     policy = replace(policy, grants=tuple(g for g in policy.grants if not g.optional or os.path.exists(g.path)))
