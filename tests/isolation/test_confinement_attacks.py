@@ -14,6 +14,7 @@ import json
 import os
 import pwd
 import socket
+import sys
 import uuid
 from pathlib import Path
 from typing import Any
@@ -174,3 +175,25 @@ def test_the_controls_work_under_confinement(pytester: pytest.Pytester, pi_host:
 
 def test_the_guard_switch_is_not_a_definitions_to_set() -> None:
     assert reserved_reason(GUARD_OFF_ENV) is not None
+
+
+def test_a_wrapper_that_cannot_confine_never_starts_pi(tmp_path: Path, pi_host: Any) -> None:
+    """A failure before exec is the run's infrastructure failure, with the wrapper's line on stderr."""
+    from pytest_skill_eval.engine import confine
+    from pytest_skill_eval.host import landlock
+    from pytest_skill_eval.host.driver import run_json
+    from pytest_skill_eval.host.launch import LaunchPlan
+
+    rules = tmp_path / "confinement.rules"
+    rules.write_text(landlock.render_rules({"handled_fs": landlock.fs_rights(confine.kernel_abi()),
+                                            "paths": [[landlock.READ_FILE, str(tmp_path / "vanished"), False]]}))
+    (tmp_path / "ws").mkdir()
+    plan = LaunchPlan(host=pi_host, mode="json", workspace=tmp_path / "ws", agent_dir=tmp_path / "agent",
+                      home=tmp_path / "home", skills=(), extensions=(), tools=("read",), provider=None, model=None,
+                      thinking=None, session_dir=None, prompts=("hello",),
+                      wrapper=(sys.executable, "-I", "-S", landlock.__file__, str(rules)))
+    run = run_json(plan)
+    assert run.outcome == "infrastructure-failed"
+    assert run.returncode == landlock.EXIT_CONFINE_FAILED
+    assert bytes(run.stderr).decode().startswith(landlock.FAILURE_PREFIX)
+    assert "vanished" in bytes(run.stderr).decode()
