@@ -77,7 +77,7 @@ def _prepare(base: Path, server: ScriptedModelServer) -> tuple[LaunchPlan, Launc
                       session_dir=None, prompts=("Go.",), compile_cache=compile_cache)
     confined = confine.launch(Settings("required"), base, workspace, [], [], None, None,
                               [gate.parent / "active-tools.jsonl"], host, compile_cache,
-                              confine.model_endpoint("scripted", {"scripted": server.provider_config(["bench"])}))
+                              confine.model_endpoints("scripted", {"scripted": server.provider_config(["bench"])}))
     return plan, LaunchPlan(**{**{f: getattr(plan, f) for f in plan.__dataclass_fields__}, "wrapper": confined.wrapper})
 
 

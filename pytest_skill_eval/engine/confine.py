@@ -31,13 +31,13 @@ from pytest_skill_eval.host.confinement import (
     VariantRoots,
     derive,
     missing,
-    model_endpoint,
+    model_endpoints,
     unavailable_hint,
 )
 from pytest_skill_eval.host.install import HostInstallation
 
 RULES_FILE = "confinement.rules"
-__all__ = ["Confined", "confine_variant", "kernel_abi", "launch", "merged_providers", "model_endpoint", "variant_roots", "warn_once"]
+__all__ = ["Confined", "confine_variant", "kernel_abi", "launch", "merged_providers", "model_endpoints", "variant_roots", "warn_once"]
 
 
 @functools.cache
@@ -98,7 +98,7 @@ def variant_roots(base: Path, workspace: Path, skills: Sequence[Path], contexts:
     )
 
 
-def confine_variant(settings: Settings, roots: VariantRoots, model: Endpoint, base: Path,
+def confine_variant(settings: Settings, roots: VariantRoots, model: Endpoint | Sequence[Endpoint], base: Path,
                     abi: int | None = None) -> Confined:
     """The wrapper and record for one variant, or :class:`HostError` when ``required`` cannot be met.
 
@@ -168,7 +168,7 @@ def warm_compile_cache(node: str, cli: str, cache: str) -> None:
 
 def launch(settings: Settings, base: Path, workspace: Path, skills: Sequence[Path], contexts: Sequence[Path],
            bundles: Path | None, session: Path | None, logs: Sequence[Path], host: HostInstallation,
-           compile_cache: Path | None, model: Endpoint) -> Confined:
+           compile_cache: Path | None, model: Sequence[Endpoint]) -> Confined:
     """:func:`confine_variant` for the variant prepared under *base* (the engine's one call)."""
     if settings.mode == "off":
         return confine_variant(settings, _NO_ROOTS, model, base)

@@ -332,7 +332,7 @@ def plan_launch(group: Group, variant: Variant, prepared: Prepared, bundles: Pat
         confined = confine.launch(cfg.confinement, base, prepared.workspace, skills, contexts,
                                   extension_root if bundles.exists() else None, session_dir,
                                   [gate.parent / "active-tools.jsonl", *([observer_out] if observe else [])],
-                                  host, compile_cache, confine.model_endpoint(
+                                  host, compile_cache, confine.model_endpoints(
                                       prepared.provider, confine.merged_providers(prepared.providers, cfg.user_models)))
         plan = LaunchPlan(
             host=host,

@@ -140,23 +140,35 @@ def parse_host_port(text: str) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-def model_endpoint(provider: str | None, providers: Mapping[str, Any]) -> Endpoint:
-    """Where the variant's model is served: a configured ``baseUrl``, else the provider's HTTPS port.
+def model_endpoints(provider: str | None, providers: Mapping[str, Any]) -> tuple[Endpoint, ...]:
+    """Where the variant's model may be served: a configured ``baseUrl``, else the provider's HTTPS port.
 
-    pi's built-in providers (and pi's own default when the group names no model) speak
-    HTTPS on 443; a provider of ``models.json`` (the scripted stand-in, a user's custom
-    provider) names its ``baseUrl``.
+    pi's built-in providers speak HTTPS on 443; a provider of ``models.json`` (the scripted
+    stand-in, a user's custom provider) names its ``baseUrl``. A group that names no model
+    leaves the choice to pi, which may take any provider it has a credential for: every
+    configured ``baseUrl`` and 443.
     """
-    entry = providers.get(provider) if provider is not None else None
+    if provider is None:
+        configured = [_endpoint(entry["baseUrl"]) for entry in providers.values()
+                      if isinstance(entry, Mapping) and isinstance(entry.get("baseUrl"), str) and entry["baseUrl"]]
+        return (*configured, Endpoint("model", "pi's built-in providers", 443))
+    entry = providers.get(provider)
     base = entry.get("baseUrl") if isinstance(entry, Mapping) else None
     if isinstance(base, str) and base:
-        url = urlsplit(base)
-        port = url.port or DEFAULT_PORTS.get(url.scheme, 443)
-        return Endpoint("model", url.hostname or "", port)
-    return Endpoint("model", f"{provider or 'pi-default'} provider", 443)
+        return (_endpoint(base),)
+    return (Endpoint("model", f"{provider} provider", 443),)
 
 
-def derive(roots: VariantRoots, model: Endpoint, *, allow_read: Sequence[str] = (),
+def _endpoint(base_url: str) -> Endpoint:
+    url = urlsplit(base_url)
+    try:
+        port = url.port
+    except ValueError:  # a port out of range: pi cannot reach it either
+        port = None
+    return Endpoint("model", url.hostname or "", port or DEFAULT_PORTS.get(url.scheme, 443))
+
+
+def derive(roots: VariantRoots, model: Endpoint | Sequence[Endpoint], *, allow_read: Sequence[str] = (),
            allow_net: Iterable[tuple[str, int]] = ()) -> Policy:
     """The variant's policy: its own roots, the host, the system files node needs, the model."""
     grants: list[Grant] = [Grant("workspace", roots.workspace, "write"), Grant("temp", roots.temp, "write")]
@@ -177,7 +189,8 @@ def derive(roots: VariantRoots, model: Endpoint, *, allow_read: Sequence[str] = 
     grants += [Grant("system", p, "read", optional=True) for p in SYSTEM_READ]
     grants += [Grant("device", p, "device", optional=True) for p in SYSTEM_DEVICES]
     grants += [Grant("user-allow-read", p, "read") for p in allow_read]
-    endpoints = [model, *(Endpoint("user-allow-net", h, p) for h, p in allow_net)]
+    models = [model] if isinstance(model, Endpoint) else list(model)
+    endpoints = [*models, *(Endpoint("user-allow-net", h, p) for h, p in allow_net)]
     return Policy(tuple(grants), tuple(endpoints))
 
 

@@ -21,7 +21,7 @@ from pytest_skill_eval.host.confinement import (
     VariantRoots,
     derive,
     missing,
-    model_endpoint,
+    model_endpoints,
     parse_host_port,
     shown,
 )
@@ -100,17 +100,23 @@ def test_write_access_never_includes_device_nodes_or_ioctls() -> None:
     assert RIGHTS["append"] == ll.WRITE_FILE
 
 
+LOCAL = {"local": {"baseUrl": "http://127.0.0.1:4711/v1"}, "other": {"baseUrl": "https://llm.internal:8443"}}
+
+
 @pytest.mark.parametrize(("provider", "providers", "expected"), [
-    ("scripted", {"scripted": {"baseUrl": "http://127.0.0.1:4711/v1"}}, ("127.0.0.1", 4711)),
-    ("custom", {"custom": {"baseUrl": "https://llm.internal/v1"}}, ("llm.internal", 443)),
-    ("custom", {"custom": {"baseUrl": "http://llm.internal/v1"}}, ("llm.internal", 80)),
-    ("anthropic", {}, ("anthropic provider", 443)),
-    (None, {}, ("pi-default provider", 443)),
+    ("scripted", {"scripted": {"baseUrl": "http://127.0.0.1:4711/v1"}}, [("127.0.0.1", 4711)]),
+    ("custom", {"custom": {"baseUrl": "https://llm.internal/v1"}}, [("llm.internal", 443)]),
+    ("custom", {"custom": {"baseUrl": "http://llm.internal/v1"}}, [("llm.internal", 80)]),
+    ("custom", {"custom": {"baseUrl": "http://llm.internal:99999/v1"}}, [("llm.internal", 80)]),
+    ("anthropic", {}, [("anthropic provider", 443)]),
+    ("anthropic", LOCAL, [("anthropic provider", 443)]),
+    # no model named: pi picks among every provider it has, so every configured one is open
+    (None, {}, [("pi's built-in providers", 443)]),
+    (None, LOCAL, [("127.0.0.1", 4711), ("llm.internal", 8443), ("pi's built-in providers", 443)]),
 ])
 def test_the_model_endpoint_comes_from_the_provider(provider: str | None, providers: dict[str, object],
-                                                    expected: tuple[str, int]) -> None:
-    e = model_endpoint(provider, providers)
-    assert (e.host, e.port) == expected
+                                                    expected: list[tuple[str, int]]) -> None:
+    assert [(e.host, e.port) for e in model_endpoints(provider, providers)] == expected
 
 
 @pytest.mark.parametrize("text", ["example.com", "example.com:", ":443", "h:0", "h:65536", "h:https", "h:-1"])
