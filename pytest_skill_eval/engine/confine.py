@@ -48,7 +48,11 @@ def kernel_abi() -> int:
 
 @functools.cache
 def warn_once(text: str) -> None:
-    warnings.warn(text, RuntimeWarning, stacklevel=1)
+    """*text* as a warning, once per process; where warnings are errors, on stderr instead."""
+    try:
+        warnings.warn(text, RuntimeWarning, stacklevel=1)
+    except Warning:
+        sys.stderr.write(text + "\n")
 
 
 @dataclass(frozen=True, slots=True)
