@@ -19,6 +19,13 @@ def pytest_configure(config: pytest.Config) -> None:
     # pytester moves HOME into each test's directory; pin the cache first so every inner
     # run shares the one managed host install instead of installing it again.
     os.environ.setdefault(CACHE_ENV, str(cache_dir()))
+    # every pi run of the suite is confined by the kernel (issue 27): CI, and any machine whose
+    # kernel can, runs the inner runs with 'required', so a run that could not be confined fails
+    from pytest_skill_eval.host.confinement import NET_ABI
+    from pytest_skill_eval.host.landlock import abi_version
+
+    if os.environ.get("CI") or abi_version() >= NET_ABI:
+        os.environ.setdefault("SKILL_EVAL_CONFINEMENT", "required")
     # the inner runs would append their summaries to the CI job's own page
     os.environ.pop("GITHUB_STEP_SUMMARY", None)
     # pytester's in-process runs restore sys.modules afterwards, dropping every module the

@@ -85,6 +85,9 @@ def _normalise_json(value: Any, root: str | tuple[str, ...]) -> Any:
                 out[key] = "<time>"
             elif key == "usage":
                 out[key] = _counts(item)
+            elif key == "connect" and isinstance(item, list):
+                # run.json confinement: the scripted stand-in listens on a new port every session
+                out[key] = [{**_normalise_json(e, root), "port": "<port>"} if isinstance(e, dict) else e for e in item]
             elif key == "provenance" and isinstance(item, dict):
                 out[key] = {k: "<provenance>" if k in PROVENANCE_VOLATILE else _normalise_json(v, root)
                             for k, v in item.items()}

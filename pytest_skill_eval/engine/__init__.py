@@ -5,5 +5,6 @@
     ├── preflight  the pre-run check of every selected variant, before any subject starts
     ├── group      one group: fixture and bundles, the variants in order, publication, grading
     ├── variant    one variant: sources, launch, the host run, its persisted evidence
+    ├── confine    the kernel confinement of one variant's pi: roots, rules file, wrapper, record
     └── batch      the batch summary ``result.json``, written last
 """

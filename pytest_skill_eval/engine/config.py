@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from pytest_skill_eval.definitions.model import VARIANTS, Group, VariantName
 from pytest_skill_eval.grading.aggregate import TrialGrade
 from pytest_skill_eval.grading.results import GroupGrade
+from pytest_skill_eval.host.confinement import Settings as ConfinementSettings
 from pytest_skill_eval.host.driver import Safeguards
 from pytest_skill_eval.host.install import HostInstallation
 from pytest_skill_eval.host.launch import DEFAULT_PROVIDER_TIMEOUT_S
@@ -55,6 +56,8 @@ class EngineConfig:
     #: where a group's inputs come from, by group and position (default: the definition root; a
     #: rerun: the stored result's object store)
     sources: Callable[[Group, int], GroupSources] | None = None
+    #: the kernel confinement of every pi run (--skill-eval-confinement, --skill-eval-allow-*)
+    confinement: ConfinementSettings = field(default_factory=ConfinementSettings)
 
     def group_sources(self, group: Group, position: int) -> GroupSources:
         if self.sources is not None:

@@ -25,6 +25,7 @@ from typing import Any, cast
 
 from pytest_skill_eval.credentials import explain_host_failure
 from pytest_skill_eval.definitions.model import Group, Variant, VariantName
+from pytest_skill_eval.engine import confine
 from pytest_skill_eval.engine.config import GUARD_PREFIX, EngineConfig, VariantOutcome
 from pytest_skill_eval.engine.events import EventsFile
 from pytest_skill_eval.errors import (
@@ -215,6 +216,8 @@ class Planned:
     observer_out: Path | None
     session_dir: Path | None
     provider_timeout_s: float
+    #: how the kernel confined the run, as ``run.json`` records it
+    confinement: dict[str, Any] = field(default_factory=dict)
 
 
 @dataclass(frozen=True, slots=True)
@@ -320,10 +323,17 @@ def plan_launch(group: Group, variant: Variant, prepared: Prepared, bundles: Pat
     session_dir = base / "session" if group.runtime.session else None
     try:
         gate = write_tool_gate(host_ext, group.tools)
-        extensions = [configured_extension("guard.mjs", host_ext, guard_config), gate, *bundle_entries]
+        guard = [configured_extension("guard.mjs", host_ext, guard_config)] if cfg.confinement.guard else []
+        extensions = [*guard, gate, *bundle_entries]
         if observe:
             extensions.append(configured_extension("observer.mjs", host_ext, {"out": str(observer_out)}))
         host = prepared.host
+        compile_cache = None if os.environ.get("SKILL_EVAL_NO_COMPILE_CACHE") else cache_dir() / "node-compile-cache" / host.version
+        confined = confine.launch(cfg.confinement, base, prepared.workspace, skills, contexts,
+                                  extension_root if bundles.exists() else None, session_dir,
+                                  [gate.parent / "active-tools.jsonl", *([observer_out] if observe else [])],
+                                  host, compile_cache, confine.model_endpoints(
+                                      prepared.provider, confine.merged_providers(prepared.providers, cfg.user_models)))
         plan = LaunchPlan(
             host=host,
             mode=launch_mode(group.type == "description", group.prompts),
@@ -340,12 +350,16 @@ def plan_launch(group: Group, variant: Variant, prepared: Prepared, bundles: Pat
             prompts=group.prompts,
             literal_env=group.runtime.environment.literal,
             inherited_env=prepared.inherited,
-            compile_cache=None if os.environ.get("SKILL_EVAL_NO_COMPILE_CACHE") else cache_dir() / "node-compile-cache" / host.version,
+            compile_cache=compile_cache,
+            wrapper=confined.wrapper,
         ).fitted()  # a prompt too large for argv goes over RPC
     except LaunchRefused as exc:
         return replace(prepared.record, reason=f"launch refused: {exc}")
+    except HostError as exc:  # confinement required but not available
+        return replace(prepared.record, state="infrastructure-failed", reason=str(exc),
+                       confinement={"mechanism": "none", "mode": cfg.confinement.mode, "reason": str(exc)})
     return Planned(prepared, plan, target_file, resources, before, gate.parent, observer_out if observe else None,
-                   session_dir, cfg.provider_timeout_s)
+                   session_dir, cfg.provider_timeout_s, confined.record)
 
 
 def _with_arm(providers: dict[str, Any], arm: str) -> dict[str, Any]:
@@ -477,7 +491,8 @@ def persist(group: Group, planned: Planned, driven: Driven, evidence: VariantEvi
     paths = records.RunPaths(str(prepared.workspace), tuple(str(s) for s in prepared.skills),
                              str(planned.target_file) if planned.target_file else None,
                              tuple(str(c) for c in prepared.contexts))
-    return replace(prepared.record, state=state, reason=reason, paths=paths, ran=ran)
+    return replace(prepared.record, state=state, reason=reason, paths=paths, ran=ran,
+                   confinement=planned.confinement or None)
 
 
 def resolve_skill_command(commands: list[dict[str, Any]], target_file: Path) -> tuple[str | None, str | None]:

@@ -198,6 +198,8 @@ class RunRecord:
     attempts: tuple[AttemptRecord, ...] = ()
     #: the inputs the variant got, in the result's object store (none in results of older versions)
     snapshot: SnapshotRecord | None = None
+    #: how the kernel confined pi: mechanism, version, mode, guard, effective rules (None: not recorded)
+    confinement: Mapping[str, JSON] | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -238,6 +240,8 @@ class RunRecord:
             out["attempts"] = [a.to_json() for a in self.attempts]
         if self.snapshot is not None:
             out["snapshot"] = self.snapshot.to_json()
+        if self.confinement is not None:
+            out["confinement"] = self.confinement
         return out
 
     @classmethod
@@ -276,6 +280,7 @@ class RunRecord:
             redactions=dict(d.get("redactions", {})),
             attempts=tuple(AttemptRecord.from_json(a) for a in d.get("attempts", ())),
             snapshot=SnapshotRecord.from_json(d["snapshot"]) if "snapshot" in d else None,
+            confinement=d.get("confinement"),
         )
 
 

@@ -7,5 +7,7 @@
     ├── driver      one pi process: JSON and RPC modes, settlement, no-progress detection
     ├── process     killing a whole process tree
     ├── models      which provider a group uses; the scripted server on first use
+    ├── confinement the kernel confinement's policy: roots by role, rights, the model's port (pure)
+    ├── landlock    Linux Landlock by raw system calls, and the exec wrapper pi starts through
     └── extensions/ the guard, tool gate and observer pi loads (JavaScript)
 """

@@ -115,6 +115,8 @@ class LaunchPlan:
     inherited_env: Mapping[str, str] = field(default_factory=dict, compare=False, repr=False)
     #: node's compile cache for pi's own bundle, shared across runs (None: disabled)
     compile_cache: Path | None = None
+    #: the kernel confinement's exec wrapper pi starts through (empty: unconfined)
+    wrapper: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         refuse_unsafe_tools(self.tools)
@@ -153,7 +155,7 @@ class LaunchPlan:
         if self.mode == "json":
             # after "--" every argument is a message, however it starts
             args += ["--", *self.prompts]
-        return self.host.argv(*args)
+        return [*self.wrapper, *self.host.argv(*args)]
 
     def env(self) -> dict[str, str]:
         """The child's whole environment: declared values, then the evaluator's own on top.

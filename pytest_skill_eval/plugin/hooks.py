@@ -87,6 +87,20 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--skill-eval-html", metavar="PATH", default=None,
                     help="Write the self-contained HTML report of the result to PATH at session end "
                          "(a copy is stored as report.html in the result directory)")
+    group.addoption("--skill-eval-confinement", choices=("auto", "required", "off"), default=None,
+                    help="Kernel confinement of every pi run (Landlock): auto uses it where the kernel has it and "
+                         "warns once where not; required refuses to start a variant it cannot confine; off runs "
+                         "with the path guard alone (default: auto)")
+    group.addoption("--skill-eval-allow-read", action="append", default=[], metavar="PATH",
+                    help="Let every confined pi run also read PATH (repeatable; never from a definition)")
+    group.addoption("--skill-eval-allow-net", action="append", default=[], metavar="HOST:PORT",
+                    help="Let every confined pi run also connect to HOST:PORT (repeatable; the kernel rules "
+                         "the port; never from a definition)")
+    parser.addini("skill_eval_confinement", "Default for --skill-eval-confinement", default="")
+    parser.addini("skill_eval_allow_read", "Paths added to --skill-eval-allow-read, relative to the ini file",
+                  type="paths", default=[])
+    parser.addini("skill_eval_allow_net", "HOST:PORT endpoints added to --skill-eval-allow-net", type="linelist",
+                  default=[])
     parser.addini("skill_eval_html", "Default for --skill-eval-html, relative to the ini file", default="")
     parser.addini("skill_eval_paths", "Suites or groups collected by plain pytest (like testpaths)", type="paths", default=[])
     parser.addini("skill_eval_fail_on", "Default for --skill-eval-fail-on", default="candidate")
@@ -103,7 +117,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 #: Options whose value is a path: written as a separate argument, pytest's rootdir search
 #: (which runs before any plugin adds its options) takes the value for a test path.
-PATH_OPTIONS = ("--skill-eval-models", "--skill-eval-auth", "--skill-eval-host", "--skill-eval-rerun")
+PATH_OPTIONS = ("--skill-eval-models", "--skill-eval-auth", "--skill-eval-host", "--skill-eval-rerun",
+                "--skill-eval-allow-read")
 
 
 def separate_path_option_problem(config: pytest.Config, parser: pytest.Parser) -> str | None:

@@ -26,7 +26,7 @@ from pytest_skill_eval.evidence import layout, store
 from pytest_skill_eval.plugin.declared import _load_suite, _named_by, resolve_declared, select_position
 from pytest_skill_eval.plugin.progress import LiveProgress
 from pytest_skill_eval.plugin.report import write_html_report
-from pytest_skill_eval.plugin.settings import RunSettings, run_settings
+from pytest_skill_eval.plugin.settings import RunSettings, confinement_settings, run_settings
 from pytest_skill_eval.policy import (
     DEFAULT_FAIL_ON,
     STATUS_PROPERTY,
@@ -137,6 +137,7 @@ class SkillEvalSession:
         workerinput = getattr(config, "workerinput", None)
         result_id = workerinput.get(RESULT_ID_KEY) if workerinput else None
         settings = run_settings(config, workerinput.get(SEED_KEY) if workerinput else None)
+        confinement_settings(config)  # a bad value is a usage error before anything runs
         shard = None
         if shard_text is not None:
             from pytest_skill_eval.definitions.sharding import parse_shard
@@ -297,6 +298,7 @@ class SkillEvalSession:
                 provider_timeout_s=self.settings.provider_timeout_s,
                 rerun_infra=self.settings.rerun_infra,
                 sources=self.rerun.sources if self.rerun is not None else None,
+                confinement=confinement_settings(self.config),
             )
         return self._engine_config
 

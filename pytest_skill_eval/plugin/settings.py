@@ -9,13 +9,21 @@ bad value is a usage error naming the option or ini setting, what it expects and
 from __future__ import annotations
 
 import math
+import os
 import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 import pytest
 
+if TYPE_CHECKING:
+    from pytest_skill_eval.host.confinement import Settings as ConfinementSettings
+
 DEFAULT_PASS_RATE = 1.0
+#: the default of ``--skill-eval-confinement`` when neither the option nor the ini gives one
+CONFINEMENT_ENV = "SKILL_EVAL_CONFINEMENT"
 DEFAULT_ALPHA = 0.05
 
 
@@ -139,3 +147,48 @@ def _alpha(raw: str) -> float:
     if not 0.0 < value < 1.0:
         raise ValueError(wanted)
     return value
+
+
+def confinement_settings(config: pytest.Config) -> ConfinementSettings:
+    """``--skill-eval-confinement`` and ``--skill-eval-allow-read/-net`` (with their ini settings).
+
+    Wider access comes only from here, the user's own command line and ini. The guard is
+    left out only by the test harness's hook, read from this process's environment.
+    """
+    from pytest_skill_eval.host.confinement import (
+        GUARD_OFF_ENV,
+        GUARD_OFF_VALUE,
+        MODES,
+        Mode,
+        Settings,
+        parse_host_port,
+    )
+
+    mode = config.getoption("skill_eval_confinement")
+    if mode is None:
+        mode = str(config.getini("skill_eval_confinement") or "").strip() or None
+        if mode is not None and mode not in MODES:
+            raise pytest.UsageError(f"skill_eval_confinement expects one of {', '.join(MODES)}, found {mode!r}")
+    if mode is None:
+        # the environment may only tighten the default (CI sets required); off is the user's own word
+        mode = os.environ.get(CONFINEMENT_ENV, "").strip() or "auto"
+        if mode not in ("auto", "required"):
+            raise pytest.UsageError(f"{CONFINEMENT_ENV} expects auto or required, found {mode!r} (switch the "
+                                    "confinement off with --skill-eval-confinement off or the ini setting)")
+    reads: list[str] = []
+    for raw in [*config.getoption("skill_eval_allow_read"), *config.getini("skill_eval_allow_read")]:
+        path = Path(raw).expanduser().resolve()
+        if "\n" in str(path) or "\r" in str(path):
+            raise pytest.UsageError(f"--skill-eval-allow-read expects a path without line breaks, found {str(raw)!r}")
+        if not path.exists():
+            raise pytest.UsageError(f"--skill-eval-allow-read expects an existing path, found {str(raw)!r} "
+                                    f"({path} does not exist)")
+        reads.append(str(path))
+    nets: list[tuple[str, int]] = []
+    for raw in [*config.getoption("skill_eval_allow_net"), *config.getini("skill_eval_allow_net")]:
+        try:
+            nets.append(parse_host_port(str(raw).strip()))
+        except ValueError as exc:
+            raise pytest.UsageError(f"--skill-eval-allow-net {exc}") from None
+    guard = os.environ.get(GUARD_OFF_ENV) != GUARD_OFF_VALUE
+    return Settings(cast(Mode, mode), tuple(reads), tuple(nets), guard)

@@ -168,6 +168,8 @@ def test_fixture_with_an_escaping_symlink_is_invalid(root: pytest.Pytester, tmp_
 
 
 def test_resource_changed_during_the_run_makes_the_variant_invalid(root: pytest.Pytester) -> None:
+    # the kernel refuses the tampering write (tests/isolation/test_confinement_attacks.py); the
+    # fingerprint check is the line behind it, proven here with the confinement switched off
     _write(root.path / "ext" / "tamper.mjs",
            "import fs from 'node:fs';\nimport path from 'node:path';\n"
            "export default function (pi) { pi.on('before_agent_start', async (event) => {\n"
@@ -177,7 +179,7 @@ def test_resource_changed_during_the_run_makes_the_variant_invalid(root: pytest.
                    baseline=_variant([], None), candidate=_variant(["skills/target"], 0),
                    runtime={"host": "pi", "session": False, "extensions": [{"entry": "ext/tamper.mjs", "resources": ["ext"]}],
                             "environment": {"literal": {}, "inherit": []}})
-    result, gdir = _run(root, group, _script([{"text": "ok"}]))
+    result, gdir = _run(root, group, _script([{"text": "ok"}]), "--skill-eval-confinement", "off")
     result.assert_outcomes(errors=1)
     run = _run_json(gdir, "candidate")
     assert run["state"] == "invalid"

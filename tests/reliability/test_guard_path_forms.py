@@ -167,3 +167,8 @@ def test_every_path_form_is_decided_on_the_file_the_tool_opens(pytester: pytest.
                 if p.is_file() and ".skill-eval" not in p.parts and p.read_bytes().startswith(b"POISON")]
     assert poisoned == [], "nothing outside a workspace was written"
     assert all(p.read_text() == f"seed {SECRET}" for p in outside.glob("poison-*"))
+
+
+#: the attack corpus, reused with the guard switched off (tests/isolation/test_confinement_attacks.py)
+attack_rows = _rows
+tool_arguments = _arguments
