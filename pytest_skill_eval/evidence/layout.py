@@ -80,11 +80,17 @@ def _refuse(path: Path, root: Path, kind: str, expected: str) -> NoReturn:
 def group_record_file(group_dir: Path) -> Path | None:
     """``group.json``, else its ``group-fallback.json``, else None (the group never finished).
 
-    An entry that is there but not a regular file (a link, a FIFO) is returned too, so
-    its reader names it as a problem instead of reading past it.
+    The first of them that is a regular file wins: the engine publishes the fallback exactly
+    when something (a directory, a link) stood where ``group.json`` had to be written. When
+    neither is a regular file, an entry that is there all the same (a link, a FIFO) is
+    returned, so its reader names it as a problem instead of reading past it.
     """
-    for name in (GROUP_FILE, GROUP_FALLBACK):
-        if safe_io.entry_kind(group_dir / name, group_dir.parent) is not None:
+    kinds = {name: safe_io.entry_kind(group_dir / name, group_dir.parent) for name in (GROUP_FILE, GROUP_FALLBACK)}
+    for name, kind in kinds.items():
+        if kind == safe_io.FILE:
+            return group_dir / name
+    for name, kind in kinds.items():
+        if kind is not None:
             return group_dir / name
     return None
 
