@@ -186,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(neutralise(text), end="")
             return _problems_exit(problems, "the view")
         if args.command == "report":
-            from pytest_skill_eval.commands.report import report as write_html
+            from pytest_skill_eval.services.report import report as write_html
 
             try:
                 written, warnings = write_html(args.target, Path.cwd(), Path(args.output) if args.output else None)
@@ -213,7 +213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(neutralise(summary))
             return 1 if grade_error else 0  # a grade-error fails, as it does for a run
         if args.command == "check":
-            from pytest_skill_eval.commands.check import check_path
+            from pytest_skill_eval.services.check import check_path
 
             report, ok = check_path(Path(args.target), Path.cwd(),
                                     auth_file=Path(args.auth).resolve() if args.auth else None,
@@ -294,7 +294,7 @@ class _RunWatcher:
         self.cancelled = False
 
     def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
-        from pytest_skill_eval.plugin.session import is_cancellation
+        from pytest_skill_eval.services.cancellation import is_cancellation
 
         # collection errors and xdist's -x/--maxfail stop arrive as KeyboardInterrupt too
         self.cancelled = is_cancellation(excinfo.value)

@@ -371,7 +371,7 @@ def _exit_code(result_dir: Path, record: ResultRecord, inputs: Sequence[ShardInp
 
 def write_summary(merged: Merged, rootdir: Path) -> None:
     """The merged result's section on the CI job page (``GITHUB_STEP_SUMMARY``), as a run writes it."""
-    from pytest_skill_eval.plugin.step_summary import write_step_summary
+    from pytest_skill_eval.services.step_summary import write_step_summary
 
     write_step_summary(merged.rows, result_id=merged.result_id, state=merged.record.state, result_dir=merged.path,
                        rootdir=rootdir, html_report=None)

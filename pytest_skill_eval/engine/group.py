@@ -19,13 +19,13 @@ from pytest_skill_eval.errors import (
 from pytest_skill_eval.evidence import layout, reader, records, store
 from pytest_skill_eval.grading.aggregate import Trial, TrialGrade, aggregate
 from pytest_skill_eval.grading.results import GradeError, GroupGrade
+from pytest_skill_eval.redaction import Redactor, unsafe_reason
 from pytest_skill_eval.sources.isolation import (
     GroupSources,
     RevisionCheck,
     auth_secrets,
     check_description_revision,
 )
-from pytest_skill_eval.sources.redaction import Redactor, unsafe_reason
 from pytest_skill_eval.sources.scratch import new_run_dir
 from pytest_skill_eval.usage import VariantUsage
 

@@ -55,6 +55,7 @@ from pytest_skill_eval.host.protocol import (
     registered_skills,
     usage_totals,
 )
+from pytest_skill_eval.redaction import Redactor
 from pytest_skill_eval.scripted.server import ARM_HEADER
 from pytest_skill_eval.scripted.server import PROVIDER as SCRIPTED
 from pytest_skill_eval.sources.isolation import (
@@ -63,7 +64,6 @@ from pytest_skill_eval.sources.isolation import (
     inherited_values,
     materialise_resources,
 )
-from pytest_skill_eval.sources.redaction import Redactor
 
 
 def _inherited(group: Group, env: Mapping[str, str]) -> dict[str, str]:

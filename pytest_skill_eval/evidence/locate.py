@@ -9,7 +9,7 @@ from pathlib import Path
 
 from pytest_skill_eval.errors import EvidenceError
 from pytest_skill_eval.evidence import layout, safe_io
-from pytest_skill_eval.render.text import escape_path
+from pytest_skill_eval.safe_text import escape_path
 
 _RESULT_ID = re.compile(r"\d{14}-.+")
 _REGRADE_FILE = re.compile(r"grade-regraded-(\d{14})(?:-(\d+))?\.json")

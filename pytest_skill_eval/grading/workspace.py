@@ -22,8 +22,8 @@ from pytest_skill_eval.grading.jsonvalue import (
 )
 from pytest_skill_eval.grading.judging import TEXT_VERBS, Verdict, judge_text, listing, plural
 from pytest_skill_eval.observation import RunObservation, file_size, same_file
+from pytest_skill_eval.redaction import MARKER
 from pytest_skill_eval.safe_text import escape_path
-from pytest_skill_eval.sources.redaction import MARKER
 
 #: kinds judged on workspace state (the kinds of :data:`~.checks.WorkspaceCheck`): a ``turn``
 #: makes them read that turn's snapshot

@@ -196,7 +196,7 @@ class SkillEvalItem(pytest.Item):
 
     def _check(self, session: SkillEvalSession) -> None:
         """--skill-eval-check: what would become a grade-error or an invalid run, before any run."""
-        from pytest_skill_eval.commands.check import check_group, render_report
+        from pytest_skill_eval.services.check import check_group, render_report
 
         report = check_group(self.group, session.root, self.nodeid, preflight_context(session))
         text, ok = render_report(str(self.path), "pre-run check", [report])

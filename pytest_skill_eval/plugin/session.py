@@ -37,6 +37,7 @@ from pytest_skill_eval.policy import (
 )
 from pytest_skill_eval.safe_text import neutralise
 from pytest_skill_eval.sameness import IDENTICAL
+from pytest_skill_eval.services.cancellation import is_cancellation
 
 if TYPE_CHECKING:
     from pytest_skill_eval.definitions.sharding import Shard
@@ -516,7 +517,7 @@ class SkillEvalSession:
 
         from pytest_skill_eval.engine.batch import write_batch_summary
         from pytest_skill_eval.plugin.provenance import build_provenance
-        from pytest_skill_eval.plugin.step_summary import write_step_summary
+        from pytest_skill_eval.services.step_summary import write_step_summary
 
         record = write_batch_summary(self.result_dir, self.result_id, interrupted=self.cancelled,
                                      stopped=str(stopped) if stopped else None, trials=self.settings.count,
@@ -614,15 +615,3 @@ def _stored_result(config: pytest.Config, option_paths: list[Path], group_select
     except EvidenceError as exc:
         raise pytest.UsageError(neutralise(str(exc))) from None  # it may quote the stored result
     return stored
-
-
-def is_cancellation(exc: BaseException) -> bool:
-    """Whether a KeyboardInterrupt pytest reports is the user's Ctrl-C.
-
-    pytest stops after collection errors with its own ``Session.Interrupted``, and
-    pytest-xdist reports its ``-x``/``--maxfail`` stop as a KeyboardInterrupt of its own
-    whose message is not its ``keyboard-interrupt``; neither is a cancellation.
-    """
-    if isinstance(exc, pytest.Session.Interrupted):
-        return False
-    return not (type(exc).__module__.startswith("xdist.") and "keyboard-interrupt" not in str(exc))

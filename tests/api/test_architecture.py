@@ -17,7 +17,7 @@ import ast
 import builtins
 import re
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -39,9 +39,9 @@ class Edge:
         return f"{self.source}:{self.line} imports {self.target}" + (f".{self.name}" if self.name else "")
 
 
-def _none(found: object, why: str = "") -> None:
+def _none(found: Iterable[object] | Mapping[str, object], why: str = "") -> None:
     """Asserts that a check found nothing, listing in full what it found."""
-    items = list(found.items()) if isinstance(found, dict) else list(found)  # type: ignore[attr-defined]
+    items = list(found.items()) if isinstance(found, Mapping) else list(found)
     assert not items, "\n".join([why, *map(str, items)])
 
 

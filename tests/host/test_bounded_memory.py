@@ -24,10 +24,10 @@ from pytest_skill_eval.host.install import HostInstallation
 from pytest_skill_eval.host.launch import LaunchPlan
 from pytest_skill_eval.host.models import REQUEST_HISTORY
 from pytest_skill_eval.host.protocol import Record, build_turn, parse_record
+from pytest_skill_eval.redaction import EventLines, Redactor, redact_events
 from pytest_skill_eval.scripted.pacing import Latency
 from pytest_skill_eval.scripted.replies import PlannedToolCall, Reply, Usage
 from pytest_skill_eval.scripted.server import RequestRecord, ScriptedModelServer
-from pytest_skill_eval.sources.redaction import EventLines, Redactor, redact_events
 
 SECRET = "TOKENVALUE-0123456789"
 DELTAS = 3000

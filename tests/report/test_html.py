@@ -20,7 +20,6 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.commands.report import REPORT_FILE, load_report, write_report
 from pytest_skill_eval.evidence import records, store
 from pytest_skill_eval.grading.results import ComparisonResult, ExpectationResult, ExpectationStatus, GroupGrade
 from pytest_skill_eval.observation import ToolCall, Turn
@@ -35,6 +34,7 @@ from pytest_skill_eval.render.html import (
     turn_of,
 )
 from pytest_skill_eval.sameness import resource_key
+from pytest_skill_eval.services.report import REPORT_FILE, load_report, write_report
 
 PAYLOAD = "<script>window.__pwned='{}'</script><img src=x onerror=\"window.__pwned='{}'\">"
 HOSTILE_NAME = "<img src=x onerror=window.__pwned=1>.md"
