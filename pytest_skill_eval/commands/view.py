@@ -17,7 +17,7 @@ from pytest_skill_eval.definitions.selection import select_variants
 from pytest_skill_eval.errors import EvidenceError, SelectionError
 from pytest_skill_eval.evidence import layout, safe_io
 from pytest_skill_eval.evidence.locate import (
-    _RESULT_ID,
+    RESULT_ID,
     regrade_files,
     regrade_time,
     resolve_result,
@@ -43,7 +43,7 @@ from pytest_skill_eval.render.views import (
     RegradeShown,
     ResultEvidence,
     VariantEvidence,
-    _problem_lines,
+    problem_lines,
     render_result,
 )
 
@@ -294,7 +294,7 @@ def select_group_index(dir_names: Sequence[str], selector: str, *, direct: bool 
 
 
 def _result_time(path: Path) -> str:
-    if _RESULT_ID.fullmatch(path.name):
+    if RESULT_ID.fullmatch(path.name):
         try:
             return datetime.strptime(path.name[:14], "%Y%m%d%H%M%S").strftime("%Y-%m-%d %H:%M:%S")
         except ValueError:
@@ -345,7 +345,7 @@ def list_checked(cwd: Path) -> tuple[str, bool]:
     lines = [f"results in {escape_path(str(runs))} (oldest first)"]
     for row in [header, *rows]:
         lines.append("  ".join([*(cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])), row[-1]]).rstrip())
-    lines += _problem_lines(problems, 0)
+    lines += problem_lines(problems, 0)
     return neutralise("\n".join(lines) + "\n"), bool(problems)
 
 

@@ -11,7 +11,7 @@ from typing import Any, cast
 
 from pytest_skill_eval.definitions.model import VARIANTS, Group, Suite, VariantName
 from pytest_skill_eval.engine.config import EngineConfig, GroupOutcome, VariantOutcome
-from pytest_skill_eval.engine.variant import _persist_state, run_variant
+from pytest_skill_eval.engine.variant import persist_state, run_variant
 from pytest_skill_eval.errors import (
     EvidenceError,
     SkillEvalError,
@@ -102,11 +102,11 @@ def run_variants(group: Group, group_dir: Path, scratch: Path, shared: Shared, c
     for name in order:
         run_dir = group_dir / name
         if name not in cfg.selected:
-            outcomes[name] = _persist_state(run_dir, group, name, "not-selected", "excluded by variant selection")
+            outcomes[name] = persist_state(run_dir, group, name, "not-selected", "excluded by variant selection")
         elif cancelled:
-            outcomes[name] = _persist_state(run_dir, group, name, "cancelled", "cancelled before it started")
+            outcomes[name] = persist_state(run_dir, group, name, "cancelled", "cancelled before it started")
         elif shared.error is not None:
-            outcomes[name] = _persist_state(run_dir, group, name, "invalid", shared.error)
+            outcomes[name] = persist_state(run_dir, group, name, "invalid", shared.error)
         else:
             try:
                 outcomes[name] = _run_with_reruns(group, name, shared, scratch, group_dir, cfg, redactor, trial)
@@ -117,7 +117,7 @@ def run_variants(group: Group, group_dir: Path, scratch: Path, shared: Shared, c
                     run = reader.read_record(records.RunRecord, run_dir / "run.json")
                     outcomes[name] = VariantOutcome(name, run.state, run.reason, run_dir)
                 else:
-                    outcomes[name] = _persist_state(run_dir, group, name, "cancelled", "cancelled while preparing")
+                    outcomes[name] = persist_state(run_dir, group, name, "cancelled", "cancelled while preparing")
     return {name: outcomes[name] for name in VARIANTS}, cancelled
 
 

@@ -168,7 +168,7 @@ class VariantEvidence:
         return VariantOutcome(record.variant, record.state, record.reason, self.run_dir)
 
 
-def _persist_state(run_dir: Path, group: Group, name: VariantName, state: str, reason: str) -> VariantOutcome:
+def persist_state(run_dir: Path, group: Group, name: VariantName, state: str, reason: str) -> VariantOutcome:
     """A variant that never started: ``run.json`` with its state and why."""
     record = RunRecord(variant=name, group=group.id, state=cast(records.RunState, state), reason=reason)
     store.write_json(run_dir / "run.json", record.to_json())

@@ -21,8 +21,8 @@ from pytest_skill_eval.plugin.items import (
     BrokenGroupItem,
     SkillEvalFile,
     SkillEvalItem,
-    _shown,
     preflight_context,
+    shown_path,
 )
 from pytest_skill_eval.plugin.junit import JUnitEntries
 from pytest_skill_eval.plugin.session import (
@@ -331,7 +331,7 @@ def precheck_items(items: list[pytest.Item], skill_session: SkillEvalSession) ->
         if isinstance(item, BrokenGroupItem):
             found += [(item, neutralise(line, one_line=True)) for line in str(item.error).splitlines()]
         elif isinstance(item, SkillEvalItem):
-            shown = _shown(item.group.path, skill_session.root)
+            shown = shown_path(item.group.path, skill_session.root)
             found += [(item, neutralise(f.located(shown), one_line=True))
                       for f in problems_of(preflight_group(item.group, ctx))]
     return found

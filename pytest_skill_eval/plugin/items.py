@@ -54,7 +54,7 @@ def preflight_context(skill_session: SkillEvalSession) -> PreflightContext:
     )
 
 
-def _shown(path: Path, root: Path) -> str:
+def shown_path(path: Path, root: Path) -> str:
     try:
         return path.resolve().relative_to(root).as_posix()
     except ValueError:
@@ -65,7 +65,7 @@ def _shard_key(item: pytest.Item, name: str) -> str:
     from pytest_skill_eval.definitions.sharding import group_key
 
     session: SkillEvalSession = item.config.stash[SESSION_KEY]
-    return group_key(_shown(item.path, session.root), name)
+    return group_key(shown_path(item.path, session.root), name)
 
 
 class SkillEvalFile(pytest.File):

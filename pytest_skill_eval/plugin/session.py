@@ -23,7 +23,7 @@ from pytest_skill_eval.definitions.loading import definition_kind
 from pytest_skill_eval.definitions.model import Group, GroupRef, Suite
 from pytest_skill_eval.errors import DefinitionError, EvidenceError
 from pytest_skill_eval.evidence import layout, store
-from pytest_skill_eval.plugin.declared import _load_suite, _named_by, resolve_declared, select_position
+from pytest_skill_eval.plugin.declared import load_declared_suite, named_by, resolve_declared, select_position
 from pytest_skill_eval.plugin.progress import LiveProgress
 from pytest_skill_eval.plugin.report import write_html_report
 from pytest_skill_eval.plugin.settings import RunSettings, run_settings
@@ -174,10 +174,10 @@ class SkillEvalSession:
             if from_option:
                 self.only_declared = True
                 return [str(p) for p in self.declared]
-            return [*args, *(str(p) for p in self.declared if not _named_by(p, args, self.root))]
+            return [*args, *(str(p) for p in self.declared if not named_by(p, args, self.root))]
         if not from_option:
             return args
-        return [*args, *(str(p) for p in self.declared if not _named_by(p, args, self.root))]
+        return [*args, *(str(p) for p in self.declared if not named_by(p, args, self.root))]
 
     def claims(self, path: Path) -> bool:
         """Declared files, and suite files inside declared directories, are ours; nothing else."""
@@ -221,7 +221,7 @@ class SkillEvalSession:
 
             raise pytest.UsageError(str(group_selector_on_group(path)))
         try:
-            suite = _load_suite(path, self.root)
+            suite = load_declared_suite(path, self.root)
         except DefinitionError:
             return  # collection reports the broken suite with every problem in it
         self._selected_position = select_position(suite, sel, self.root)
