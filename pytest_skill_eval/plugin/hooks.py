@@ -114,7 +114,7 @@ def separate_path_option_problem(config: pytest.Config, parser: pytest.Parser) -
     it every node id). Nothing a plugin does can change that choice afterwards; this
     redoes it with and without those values and names the fix when they differ.
     """
-    from _pytest.config.findpaths import determine_setup
+    from pytest_skill_eval.plugin.pytest_internals import determine_setup
 
     # No xdist-worker shortcut: a worker is started with the collected paths, not the
     # command line, so it finds nothing here; and a pytest run inside a worker's test
