@@ -255,7 +255,8 @@ def _with_plan_section(report: str, args: argparse.Namespace) -> str:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    from pytest_skill_eval.commands.merge import EXIT_CANNOT_MERGE, MergeRefused, merge, render, write_summary
+    from pytest_skill_eval.commands.merge import EXIT_CANNOT_MERGE, merge, render, write_summary
+    from pytest_skill_eval.errors import MergeRefused
 
     try:
         merged = merge(args.targets, Path.cwd(), args.into)

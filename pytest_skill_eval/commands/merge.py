@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from pytest_skill_eval.errors import EvidenceError, SkillEvalError
+from pytest_skill_eval.errors import EvidenceError, MergeRefused
 from pytest_skill_eval.evidence import layout, objects, safe_io, store
 from pytest_skill_eval.evidence.reader import load_tree
 from pytest_skill_eval.evidence.records import (
@@ -48,10 +48,6 @@ EXIT_FAILED = 1
 EXIT_CANCELLED = 2
 EXIT_CANNOT_MERGE = 4
 EXIT_NOTHING_SELECTED = 5
-
-
-class MergeRefused(SkillEvalError):
-    """The inputs are not the shards of one split (every problem is listed)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from pytest_skill_eval import jsonbounds
-from pytest_skill_eval.errors import DefinitionError, Problem
+from pytest_skill_eval.errors import DefinitionError, JSONBoundsError, Problem
 from pytest_skill_eval.jsonpointer import escape as _escape
 from pytest_skill_eval.schemas import describe as _describe
 from pytest_skill_eval.schemas import quote as _quote
@@ -91,7 +91,7 @@ def parse_document(file: str, text: str) -> dict[str, Any]:
 
     try:
         doc = jsonbounds.loads(text, object_pairs_hook=collect_pairs, parse_constant=reject_constant)
-    except jsonbounds.JSONBoundsError as exc:
+    except JSONBoundsError as exc:
         raise DefinitionError(file, [Problem(exc.pointer, f"expected JSON this loader can read, found {exc.reason}")]) from None
     except json.JSONDecodeError as exc:
         raise DefinitionError(

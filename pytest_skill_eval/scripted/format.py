@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias, get_args
 
 from pytest_skill_eval import jsonbounds, jsonpointer, schemas
-from pytest_skill_eval.errors import Problem, ScriptError
+from pytest_skill_eval.errors import JSONBoundsError, Problem, ScriptError
 from pytest_skill_eval.scripted.pacing import Latency
 
 SCHEMA = "skill-eval-script/1"
@@ -376,7 +376,7 @@ def load_script(path: Path) -> Script:
             raise OSError(f"not a regular file (mode {stat.filemode(info.st_mode)})")
         jsonbounds.check_size(info.st_size)
         text = Path(path).read_text(encoding="utf-8")
-    except jsonbounds.JSONBoundsError as error:
+    except JSONBoundsError as error:
         raise ScriptError(f"{source}: /: expected a JSON document this reader can take, found {error.reason}") from None
     except (OSError, UnicodeDecodeError) as error:
         reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
@@ -385,7 +385,7 @@ def load_script(path: Path) -> Script:
         ) from error
     try:
         data = jsonbounds.loads(text)
-    except jsonbounds.JSONBoundsError as error:
+    except JSONBoundsError as error:
         raise ScriptError(f"{source}: {error.pointer or '/'}: expected JSON this reader can take, found {error.reason}") from None
     except json.JSONDecodeError as error:
         raise ScriptError(
