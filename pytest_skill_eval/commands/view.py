@@ -42,7 +42,7 @@ from pytest_skill_eval.render.views import (
     GroupEvidence,
     RegradeShown,
     ResultEvidence,
-    VariantEvidence,
+    VariantView,
     problem_lines,
     render_result,
 )
@@ -142,7 +142,7 @@ def _group_artifacts(gdir: Path, result_dir: Path) -> list[str]:
     return [_relative(gdir / n, result_dir) for n in names]
 
 
-def _variant(gdir: Path, name: str, result_dir: Path) -> VariantEvidence:
+def _variant(gdir: Path, name: str, result_dir: Path) -> VariantView:
     problems: list[str] = []
     run = _checked(gdir / name / "run.json", run_record, result_dir, problems)
     transcript = _checked(gdir / name / "transcript.json", transcript_record, result_dir, problems)
@@ -154,7 +154,7 @@ def _variant(gdir: Path, name: str, result_dir: Path) -> VariantEvidence:
         changes = _workspace_changes(gdir / name, result_dir)
     except EvidenceError as exc:  # a linked directory, a manifest key that leaves its tree
         problems += str(exc).split("\n")
-    return VariantEvidence(name=name, run=run, transcript=transcript, artifacts=artifacts,
+    return VariantView(name=name, run=run, transcript=transcript, artifacts=artifacts,
                            workspace_changes=changes, problems=problems)
 
 

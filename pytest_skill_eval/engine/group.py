@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from pytest_skill_eval.definitions.model import VARIANTS, Group, Suite, VariantName
-from pytest_skill_eval.engine.config import EngineConfig, GroupOutcome, VariantOutcome
+from pytest_skill_eval.engine.config import EngineConfig, GroupRunOutcome, VariantOutcome
 from pytest_skill_eval.engine.variant import persist_state, run_variant
 from pytest_skill_eval.errors import (
     EvidenceError,
@@ -46,7 +46,7 @@ class Shared:
     snapshots: store.SnapshotCache = field(default_factory=store.SnapshotCache, compare=False)
 
 
-def run_group(group: Group, position: int, cfg: EngineConfig, *, suite: Suite | None = None) -> GroupOutcome:
+def run_group(group: Group, position: int, cfg: EngineConfig, *, suite: Suite | None = None) -> GroupRunOutcome:
     """Run the selected variants of *group* in steps: the definition is persisted, the shared
     snapshots taken, each variant run and persisted in order, then the group graded from
     its persisted evidence and published. A cancelled variant stops queued work after the
@@ -149,7 +149,7 @@ def _run_with_reruns(group: Group, name: VariantName, shared: Shared, scratch: P
 
 
 def run_trials(group: Group, position: int, group_dir: Path, cfg: EngineConfig, suite: records.SuiteRef | None,
-               redactor: Redactor) -> GroupOutcome:
+               redactor: Redactor) -> GroupRunOutcome:
     """Run the group *cfg.trials* times, each trial from scratch (own workspaces, agent dirs,
     pi processes) into ``trials/NNN/``, graded on its own; then ``aggregate.json`` and
     ``group.json``.
@@ -190,7 +190,7 @@ def run_trials(group: Group, position: int, group_dir: Path, cfg: EngineConfig, 
         value = records.GroupRecord(
             id=group.id, position=position, path=str(group.path), suite=suite, type=group.type,
             state=cast(records.GroupState, state), grade_state=published.doc.state,
-            variants={v.variant: records.VariantState(cast(records.RunState, v.state), v.reason)
+            variants={v.variant: records.VariantStateRecord(cast(records.RunState, v.state), v.reason)
                       for v in variants.values()},
             review_questions=group.review_questions, grade_file=published.name,
             revision_check=(records.RevisionState(shared.revision.state, shared.revision.reason)
@@ -205,7 +205,7 @@ def run_trials(group: Group, position: int, group_dir: Path, cfg: EngineConfig, 
     published.publish_record(record)
     if cancelled:
         raise KeyboardInterrupt
-    return GroupOutcome(group, position, state, group_dir, variants, cast(TrialGrade, published.doc))
+    return GroupRunOutcome(group, position, state, group_dir, variants, cast(TrialGrade, published.doc))
 
 
 def _across_trials(name: str, outcomes: Sequence[VariantOutcome], group_dir: Path) -> VariantOutcome:
@@ -232,7 +232,7 @@ def _across_trials(name: str, outcomes: Sequence[VariantOutcome], group_dir: Pat
 
 def _publish_group(group: Group, position: int, group_dir: Path, outcomes: dict[str, VariantOutcome],
                    shared_error: str | None, suite: records.SuiteRef | None, redactor: Redactor,
-                   revision: RevisionCheck | None = None) -> GroupOutcome:
+                   revision: RevisionCheck | None = None) -> GroupRunOutcome:
     """Grade from persisted evidence, then write grade.json and group.json (in that order).
 
     Spec: a recoverable grade/group publication failure becomes explicit ``grade-error``
@@ -257,7 +257,7 @@ def _publish_group(group: Group, position: int, group_dir: Path, outcomes: dict[
             type=group.type,
             state=cast(records.GroupState, state),
             grade_state=published.doc.state,
-            variants={cast(VariantName, n): records.VariantState(cast(records.RunState, o.state), o.reason)
+            variants={cast(VariantName, n): records.VariantStateRecord(cast(records.RunState, o.state), o.reason)
                       for n, o in outcomes.items()},
             review_questions=group.review_questions,
             grade_file=published.name,
@@ -269,7 +269,7 @@ def _publish_group(group: Group, position: int, group_dir: Path, outcomes: dict[
         return clean
 
     published.publish_record(record)
-    return GroupOutcome(group, position, state, group_dir, outcomes, grade)
+    return GroupRunOutcome(group, position, state, group_dir, outcomes, grade)
 
 
 def _publish_grade(trial_dir: Path, grade: GroupGrade) -> GroupGrade:
@@ -367,7 +367,7 @@ def persist_invalid_definition(result_dir: Path, position: int, ref: str, error:
     """
     group_dir = result_dir / "groups" / invalid_definition_dir_name(position, ref)
     reason = f"invalid group definition: {error}"
-    invalid = records.VariantState("invalid", reason)
+    invalid = records.VariantStateRecord("invalid", reason)
     record = records.InvalidGroupRecord(ref=ref, position=position, variants={"baseline": invalid, "candidate": invalid},
                                         definition_errors=tuple(str(error).splitlines()))
     store.write_json(group_dir / "group.json", record.to_json())

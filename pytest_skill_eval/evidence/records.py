@@ -86,7 +86,7 @@ __all__ = [
     "TranscriptTurn",
     "Usage",
     "VariantName",
-    "VariantState",
+    "VariantStateRecord",
     "VariantUsage",
     "check",
     "parse",
@@ -99,7 +99,7 @@ __all__ = [
 
 
 @dataclass(frozen=True, slots=True)
-class VariantState:
+class VariantStateRecord:
     state: RunState
     reason: str | None
 
@@ -107,7 +107,7 @@ class VariantState:
         return {"state": self.state, "reason": self.reason}
 
     @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> VariantState:
+    def from_json(cls, d: Mapping[str, Any]) -> VariantStateRecord:
         return cls(d["state"], d["reason"])
 
 
@@ -131,9 +131,9 @@ class SuiteRef:
         return {"id": self.id, "path": self.path}
 
 
-def _variants(d: Mapping[str, Any]) -> dict[VariantName, VariantState]:
+def _variants(d: Mapping[str, Any]) -> dict[VariantName, VariantStateRecord]:
     # the schema requires exactly these two keys
-    return {"baseline": VariantState.from_json(d["baseline"]), "candidate": VariantState.from_json(d["candidate"])}
+    return {"baseline": VariantStateRecord.from_json(d["baseline"]), "candidate": VariantStateRecord.from_json(d["candidate"])}
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +158,7 @@ class GroupRecord:
     type: Literal["description", "body"]
     state: GroupState
     grade_state: Literal["graded", "grade-error"]
-    variants: Mapping[VariantName, VariantState]
+    variants: Mapping[VariantName, VariantStateRecord]
     review_questions: tuple[str, ...]
     grade_file: str = "grade.json"
     revision_check: RevisionState | None = None
@@ -204,7 +204,7 @@ class InvalidGroupRecord:
 
     ref: str
     position: int
-    variants: Mapping[VariantName, VariantState]
+    variants: Mapping[VariantName, VariantStateRecord]
     definition_errors: tuple[str, ...]
     id: None = None
     state: Literal["invalid"] = "invalid"

@@ -32,7 +32,7 @@ _ARGS_SHOWN = 200
 _RESULT_SHOWN = 160
 
 
-class VariantEvidence(TypedDict):
+class VariantView(TypedDict):
     """What the view reads of one variant: ``run.json``, the transcript, artifact paths."""
 
     name: str
@@ -59,7 +59,7 @@ class GroupEvidence(TypedDict):
     regrade: RegradeShown | None
     definition_path: str | None
     artifacts: list[str]
-    variants: list[VariantEvidence]
+    variants: list[VariantView]
     problems: list[str]
     #: for a group run with several trials: what they say together
     aggregate: NotRequired[TrialGrade | None]
@@ -357,7 +357,7 @@ def render_turn(turn: Turn, usage: Usage | None = None) -> list[str]:
     return lines
 
 
-def render_variant(run: VariantEvidence, group_reason: str | None = None) -> list[str]:
+def render_variant(run: VariantView, group_reason: str | None = None) -> list[str]:
     """One variant's run evidence; transport noise (raw events, argv, env) is left out."""
     data = run["run"]
     problems = problem_lines(run["problems"], 2)
