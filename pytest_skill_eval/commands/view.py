@@ -15,7 +15,7 @@ from typing import Any
 
 from pytest_skill_eval.definitions.selection import select_variants
 from pytest_skill_eval.errors import EvidenceError, SelectionError
-from pytest_skill_eval.evidence import layout, safe_io
+from pytest_skill_eval.evidence import layout, records, safe_io
 from pytest_skill_eval.evidence.locate import (
     RESULT_ID,
     regrade_files,
@@ -187,7 +187,7 @@ def load_result(result_dir: Path, *, group: str | None = None, variant: str | No
         aggregate = None
         runs_dir: Path | None = gdir
         if trials is not None and isinstance(group_doc, GroupRecord):
-            aggregate = _checked(layout.grade_file(gdir, group_doc), parse_aggregate, result_dir, problems)
+            aggregate = _checked(records.grade_file(gdir, group_doc), parse_aggregate, result_dir, problems)
             runs_dir = None
             if trial is not None:
                 if trial > trials.ran:
@@ -196,7 +196,7 @@ def load_result(result_dir: Path, *, group: str | None = None, variant: str | No
                 runs_dir = layout.trial_dir(gdir, trial)
         elif trial is not None and group is not None:
             raise SelectionError(f"--trial {trial}: group {gdir.name} was run once, without trials: drop --trial")
-        named = layout.grade_file(gdir, group_doc) if isinstance(group_doc, GroupRecord) and runs_dir == gdir else None
+        named = records.grade_file(gdir, group_doc) if isinstance(group_doc, GroupRecord) and runs_dir == gdir else None
         grade, regrade = newest_grade(runs_dir, result_dir, problems, named) if runs_dir is not None else (None, None)
         groups.append(
             GroupEvidence(

@@ -23,7 +23,7 @@ from typing import Any, Literal, TypeVar
 
 from pytest_skill_eval import schemas
 from pytest_skill_eval.errors import EvidenceError, Problem
-from pytest_skill_eval.evidence.layout import record_path_problems
+from pytest_skill_eval.evidence.layout import AGGREGATE_FALLBACK, AGGREGATE_FILE, GRADE_FILE, record_path_problems
 from pytest_skill_eval.evidence.run_records import (
     JSON,
     AttemptRecord,
@@ -49,6 +49,7 @@ from pytest_skill_eval.observation import RunState
 from pytest_skill_eval.usage import Usage, VariantUsage
 
 __all__ = [
+    "grade_file",
     "BatchState",
     "AttemptRecord",
     "ContextObservations",
@@ -529,3 +530,11 @@ def parse_group(data: Any, source: Path | str) -> GroupRecord | InvalidGroupReco
     if isinstance(data, dict) and "id" in data and data["id"] is None:
         return parse(InvalidGroupRecord, data, source)
     return parse(GroupRecord, data, source)
+
+
+def grade_file(group_dir: Path, record: GroupRecord | InvalidGroupRecord) -> Path:
+    """The grade a group record points at, in *group_dir* (``grade.json`` unless a fallback was published)."""
+    name = record.grade_file if isinstance(record, GroupRecord) else GRADE_FILE
+    if isinstance(record, GroupRecord) and record.trials is not None and name != AGGREGATE_FALLBACK:
+        name = AGGREGATE_FILE
+    return group_dir / Path(name).name

@@ -44,6 +44,7 @@ if TYPE_CHECKING:
     from pytest_skill_eval.engine.config import EngineConfig
     from pytest_skill_eval.evidence.records import PlannedGroup, ShardRecord
     from pytest_skill_eval.host.install import HostInstallation
+    from pytest_skill_eval.plugin.items import SkillEvalItem
     from pytest_skill_eval.plugin.jobs import LookAhead
     from pytest_skill_eval.sources.stored import StoredResult
 
@@ -311,7 +312,7 @@ class SkillEvalSession:
         outcome = run_group(group, position, config, suite=suite)
         return self.judge(Path(outcome.group_dir))
 
-    def run_item(self, item: pytest.Item, group: Group, position: int, suite: Suite | None = None) -> Judgement:
+    def run_item(self, item: SkillEvalItem, group: Group, position: int, suite: Suite | None = None) -> Judgement:
         """:meth:`run_group` for *item*; with ``--skill-eval-jobs`` above 1 its group runs on a
         lane (started, with every group item after it, when the first group item runs) and
         this waits for it."""
@@ -323,18 +324,18 @@ class SkillEvalSession:
                 return self.judge(self._lookahead.result(item.nodeid))
         return self.run_group(group, position, suite)  # one job, or an item run again (reruns)
 
-    def _start_lookahead(self, first: pytest.Item) -> None:
+    def _start_lookahead(self, first: SkillEvalItem) -> None:
         """Queue *first* and every group item after it to the lanes (see :func:`start_order`)."""
         from pytest_skill_eval.engine.group import run_group
         from pytest_skill_eval.errors import HostError
-        from pytest_skill_eval.plugin.items import SkillEvalItem
         from pytest_skill_eval.plugin.jobs import Job, LookAhead
 
         self.progress.start()
         base = self.engine_config()
         self.write_selection()  # before any group starts
         items = first.session.items
-        chosen = [i for i in items[items.index(first):] if isinstance(i, SkillEvalItem) and i.strict_refusal is None]
+        # the group items are of *first*'s class (which imports this module, so it is not imported here)
+        chosen = [i for i in items[items.index(first):] if isinstance(i, type(first)) and i.strict_refusal is None]
         if any(i.group.runtime.host == "pi" for i in chosen):
             try:
                 base.host()  # resolved (installed, if need be) here: its messages go to the terminal
