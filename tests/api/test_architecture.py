@@ -323,3 +323,9 @@ def test_the_parsers_see_the_real_tree() -> None:
     assert FLOORS["errors"] == 1 and FLOORS["plugin"] == FLOORS["commands"] == max(FLOORS.values())
     listed = _tree_listing()
     assert {"model", "loading"} <= listed["definitions"] and "errors" in listed[""]
+
+
+def test_the_cycle_finder_finds_cycles() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a", "e"}, "e": {"d"}, "f": set()}
+    assert _cycles(graph) == [["a", "b", "c"], ["d", "e"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
