@@ -10,14 +10,24 @@
     ├── LaunchRefused          a launch would hand pi an argument or variable it must not get
     ├── ScriptError            a scripted-model script is malformed
     ├── EvidenceError          evidence cannot be written or read back
-    │   └── MalformedGrade     a stored grade document is not what grading writes
+    │   ├── MalformedGrade     a stored grade document is not what grading writes
+    │   └── Refused            an entry of a stored result no command reads (a link, a special file, too large)
     ├── SkillFileError         a SKILL.md is missing or its frontmatter cannot be read
     ├── InitRefused            ``skill-eval init`` will not write (no Git commit, files exist, ...)
     ├── GradeProblem           the evidence cannot answer one expectation (a ``grade-error``)
     │   └── MalformedJSON      a workspace file is not one strict JSON text
-    └── GroupOutcome           how a pytest item reports a group that did not pass
-        ├── GroupFailed        selected expectations failed under the fail-on policy
-        └── GroupNotGraded     a variant was invalid, failed or cancelled, or grading errored
+    ├── GroupOutcome           how a pytest item reports a group that did not pass
+    │   ├── GroupFailed        selected expectations failed under the fail-on policy
+    │   └── GroupNotGraded     a variant was invalid, failed or cancelled, or grading errored
+    └── MergeRefused           ``skill-eval merge``'s inputs are not the shards of one split
+
+Outside the tree, as the standard exceptions they refine (callers catch those):
+
+    ValueError
+    └── JSONBoundsError        a document over the bounded JSON reader's size or depth limit
+    Exception
+    └── Unsupported            a schema the compiled fast check cannot be trusted with (never
+                               reaches a user: the full validator is used instead)
 
 A failed expectation is data (see ``grading``), never an exception; ``GradeProblem`` is
 caught inside grading and becomes ``grade-error`` evidence, ``GroupOutcome`` is caught by
@@ -171,3 +181,24 @@ class MalformedGrade(EvidenceError, ValueError):
 
     Also a ``ValueError``, as it was before it joined the tree.
     """
+
+
+class Refused(EvidenceError):
+    """An entry of a result that no command reads: a link, a special file, a file too large."""
+
+
+class MergeRefused(SkillEvalError):
+    """The inputs are not the shards of one split (every problem is listed)."""
+
+
+class JSONBoundsError(ValueError):
+    """A document is not JSON this reader can take; ``reason`` says what was found."""
+
+    def __init__(self, reason: str, pointer: str = "") -> None:
+        super().__init__(reason)
+        self.reason = reason
+        self.pointer = pointer
+
+
+class Unsupported(Exception):
+    """The schema uses something the compiled check cannot be trusted with."""

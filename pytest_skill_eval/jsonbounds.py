@@ -18,6 +18,7 @@ import json
 from collections.abc import Callable
 from typing import Any
 
+from pytest_skill_eval.errors import JSONBoundsError
 from pytest_skill_eval.jsonpointer import escape
 
 #: deepest nesting of arrays and objects a document may have (the root value is depth 1)
@@ -25,15 +26,6 @@ MAX_DEPTH = 200
 
 #: largest JSON document read whole, in bytes (64 MiB)
 MAX_BYTES = 64 << 20
-
-
-class JSONBoundsError(ValueError):
-    """A document is not JSON this reader can take; ``reason`` says what was found."""
-
-    def __init__(self, reason: str, pointer: str = "") -> None:
-        super().__init__(reason)
-        self.reason = reason
-        self.pointer = pointer
 
 
 def check_size(size: int, *, limit: int = MAX_BYTES) -> None:

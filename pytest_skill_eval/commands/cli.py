@@ -186,7 +186,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(neutralise(text), end="")
             return _problems_exit(problems, "the view")
         if args.command == "report":
-            from pytest_skill_eval.commands.report import report as write_html
+            from pytest_skill_eval.services.report import report as write_html
 
             try:
                 written, warnings = write_html(args.target, Path.cwd(), Path(args.output) if args.output else None)
@@ -213,7 +213,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             print(neutralise(summary))
             return 1 if grade_error else 0  # a grade-error fails, as it does for a run
         if args.command == "check":
-            from pytest_skill_eval.commands.check import check_path
+            from pytest_skill_eval.services.check import check_path
 
             report, ok = check_path(Path(args.target), Path.cwd(),
                                     auth_file=Path(args.auth).resolve() if args.auth else None,
@@ -255,7 +255,8 @@ def _with_plan_section(report: str, args: argparse.Namespace) -> str:
 
 
 def _merge(args: argparse.Namespace) -> int:
-    from pytest_skill_eval.commands.merge import EXIT_CANNOT_MERGE, MergeRefused, merge, render, write_summary
+    from pytest_skill_eval.commands.merge import EXIT_CANNOT_MERGE, merge, render, write_summary
+    from pytest_skill_eval.errors import MergeRefused
 
     try:
         merged = merge(args.targets, Path.cwd(), args.into)
@@ -294,7 +295,7 @@ class _RunWatcher:
         self.cancelled = False
 
     def pytest_keyboard_interrupt(self, excinfo: Any) -> None:
-        from pytest_skill_eval.plugin.session import is_cancellation
+        from pytest_skill_eval.services.cancellation import is_cancellation
 
         # collection errors and xdist's -x/--maxfail stop arrive as KeyboardInterrupt too
         self.cancelled = is_cancellation(excinfo.value)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from pytest_skill_eval.definitions.rules import RUNS_TREE, _evidence_tree_problem
+from pytest_skill_eval.definitions.rules import RUNS_TREE, evidence_tree_problem
 from pytest_skill_eval.errors import InitRefused, SkillFileError
 from pytest_skill_eval.evidence.store import shared_mode
 from pytest_skill_eval.paths import check_relative
@@ -105,7 +105,7 @@ def _skill_path(root: Path, skill_dir: Path, given: Path) -> str:
             "root itself (the whole repository would be the skill). Move the skill into a subdirectory such as "
             "skills/<name>/, commit, and run skill-eval init on that"
         )
-    problem = check_relative(rel) or _evidence_tree_problem(rel)
+    problem = check_relative(rel) or evidence_tree_problem(rel)
     if problem is not None:
         raise InitRefused(f"{given}: the skill's path in the work tree {root} cannot be declared: {problem}")
     return rel

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from pytest_skill_eval.errors import EvidenceError, SkillEvalError
+from pytest_skill_eval.errors import EvidenceError, MergeRefused
 from pytest_skill_eval.evidence import layout, objects, safe_io, store
 from pytest_skill_eval.evidence.reader import load_tree
 from pytest_skill_eval.evidence.records import (
@@ -48,10 +48,6 @@ EXIT_FAILED = 1
 EXIT_CANCELLED = 2
 EXIT_CANNOT_MERGE = 4
 EXIT_NOTHING_SELECTED = 5
-
-
-class MergeRefused(SkillEvalError):
-    """The inputs are not the shards of one split (every problem is listed)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -371,7 +367,7 @@ def _exit_code(result_dir: Path, record: ResultRecord, inputs: Sequence[ShardInp
 
 def write_summary(merged: Merged, rootdir: Path) -> None:
     """The merged result's section on the CI job page (``GITHUB_STEP_SUMMARY``), as a run writes it."""
-    from pytest_skill_eval.plugin.step_summary import write_step_summary
+    from pytest_skill_eval.services.step_summary import write_step_summary
 
     write_step_summary(merged.rows, result_id=merged.result_id, state=merged.record.state, result_dir=merged.path,
                        rootdir=rootdir, html_report=None)

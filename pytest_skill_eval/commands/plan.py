@@ -68,7 +68,7 @@ def _stored_model(definition: Any) -> str:
 
 
 def _baselines(gdir: Path, record: records.GroupRecord) -> dict[str, tuple[int, int]]:
-    grade_path = layout.grade_file(gdir, record)
+    grade_path = records.grade_file(gdir, record)
     if record.trials is not None:
         aggregate, _problems = read_checked(grade_path, parse_aggregate)
         if aggregate is None:

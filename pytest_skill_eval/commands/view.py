@@ -15,9 +15,9 @@ from typing import Any
 
 from pytest_skill_eval.definitions.selection import select_variants
 from pytest_skill_eval.errors import EvidenceError, SelectionError
-from pytest_skill_eval.evidence import layout, safe_io
+from pytest_skill_eval.evidence import layout, records, safe_io
 from pytest_skill_eval.evidence.locate import (
-    _RESULT_ID,
+    RESULT_ID,
     regrade_files,
     regrade_time,
     resolve_result,
@@ -42,8 +42,8 @@ from pytest_skill_eval.render.views import (
     GroupEvidence,
     RegradeShown,
     ResultEvidence,
-    VariantEvidence,
-    _problem_lines,
+    VariantView,
+    problem_lines,
     render_result,
 )
 
@@ -142,7 +142,7 @@ def _group_artifacts(gdir: Path, result_dir: Path) -> list[str]:
     return [_relative(gdir / n, result_dir) for n in names]
 
 
-def _variant(gdir: Path, name: str, result_dir: Path) -> VariantEvidence:
+def _variant(gdir: Path, name: str, result_dir: Path) -> VariantView:
     problems: list[str] = []
     run = _checked(gdir / name / "run.json", run_record, result_dir, problems)
     transcript = _checked(gdir / name / "transcript.json", transcript_record, result_dir, problems)
@@ -154,7 +154,7 @@ def _variant(gdir: Path, name: str, result_dir: Path) -> VariantEvidence:
         changes = _workspace_changes(gdir / name, result_dir)
     except EvidenceError as exc:  # a linked directory, a manifest key that leaves its tree
         problems += str(exc).split("\n")
-    return VariantEvidence(name=name, run=run, transcript=transcript, artifacts=artifacts,
+    return VariantView(name=name, run=run, transcript=transcript, artifacts=artifacts,
                            workspace_changes=changes, problems=problems)
 
 
@@ -187,7 +187,7 @@ def load_result(result_dir: Path, *, group: str | None = None, variant: str | No
         aggregate = None
         runs_dir: Path | None = gdir
         if trials is not None and isinstance(group_doc, GroupRecord):
-            aggregate = _checked(layout.grade_file(gdir, group_doc), parse_aggregate, result_dir, problems)
+            aggregate = _checked(records.grade_file(gdir, group_doc), parse_aggregate, result_dir, problems)
             runs_dir = None
             if trial is not None:
                 if trial > trials.ran:
@@ -196,7 +196,7 @@ def load_result(result_dir: Path, *, group: str | None = None, variant: str | No
                 runs_dir = layout.trial_dir(gdir, trial)
         elif trial is not None and group is not None:
             raise SelectionError(f"--trial {trial}: group {gdir.name} was run once, without trials: drop --trial")
-        named = layout.grade_file(gdir, group_doc) if isinstance(group_doc, GroupRecord) and runs_dir == gdir else None
+        named = records.grade_file(gdir, group_doc) if isinstance(group_doc, GroupRecord) and runs_dir == gdir else None
         grade, regrade = newest_grade(runs_dir, result_dir, problems, named) if runs_dir is not None else (None, None)
         groups.append(
             GroupEvidence(
@@ -294,7 +294,7 @@ def select_group_index(dir_names: Sequence[str], selector: str, *, direct: bool 
 
 
 def _result_time(path: Path) -> str:
-    if _RESULT_ID.fullmatch(path.name):
+    if RESULT_ID.fullmatch(path.name):
         try:
             return datetime.strptime(path.name[:14], "%Y%m%d%H%M%S").strftime("%Y-%m-%d %H:%M:%S")
         except ValueError:
@@ -345,7 +345,7 @@ def list_checked(cwd: Path) -> tuple[str, bool]:
     lines = [f"results in {escape_path(str(runs))} (oldest first)"]
     for row in [header, *rows]:
         lines.append("  ".join([*(cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])), row[-1]]).rstrip())
-    lines += _problem_lines(problems, 0)
+    lines += problem_lines(problems, 0)
     return neutralise("\n".join(lines) + "\n"), bool(problems)
 
 

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from pytest_skill_eval import jsonbounds
-from pytest_skill_eval.errors import DefinitionError, Problem
+from pytest_skill_eval.errors import DefinitionError, JSONBoundsError, Problem
 from pytest_skill_eval.jsonpointer import escape as _escape
 from pytest_skill_eval.schemas import describe as _describe
 from pytest_skill_eval.schemas import quote as _quote
@@ -23,7 +23,7 @@ def read_document(path: Path) -> dict[str, Any]:
     refused from its ``stat`` (and the open never blocks), so nothing can hang the load.
     """
     try:
-        data = _read_regular(path)
+        data = read_regular_file(path)
     except _NotRegular as exc:
         raise DefinitionError(str(path), [Problem("", f"expected a regular file, found {exc}")]) from None
     except OSError as exc:
@@ -55,7 +55,7 @@ def file_kind(mode: int) -> str:
     return next((name for test, name in _FILE_KINDS if test(mode)), "a special file")
 
 
-def _read_regular(path: Path) -> bytes:
+def read_regular_file(path: Path) -> bytes:
     """The bytes of *path* if it is a regular file; raises _NotRegular naming what it is."""
     mode = os.stat(path).st_mode
     if not stat.S_ISREG(mode):
@@ -91,7 +91,7 @@ def parse_document(file: str, text: str) -> dict[str, Any]:
 
     try:
         doc = jsonbounds.loads(text, object_pairs_hook=collect_pairs, parse_constant=reject_constant)
-    except jsonbounds.JSONBoundsError as exc:
+    except JSONBoundsError as exc:
         raise DefinitionError(file, [Problem(exc.pointer, f"expected JSON this loader can read, found {exc.reason}")]) from None
     except json.JSONDecodeError as exc:
         raise DefinitionError(

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from pytest_skill_eval import jsonbounds
-from pytest_skill_eval.definitions.document import _read_regular, file_kind, read_document
+from pytest_skill_eval.definitions.document import file_kind, read_document, read_regular_file
 from pytest_skill_eval.definitions.model import (
     Expectation,
     ExtensionBundle,
@@ -26,11 +26,11 @@ from pytest_skill_eval.definitions.model import (
     VariantName,
 )
 from pytest_skill_eval.definitions.rules import (
-    _group_containment_problems,
-    _runs_tree_problem,
     check_group_document,
     check_suite_document,
+    group_containment_problems,
     json_int,
+    runs_tree_problem,
 )
 from pytest_skill_eval.errors import DefinitionError, PathEscapeError, Problem
 from pytest_skill_eval.paths import check_relative, contain_path
@@ -41,7 +41,7 @@ from pytest_skill_eval.schemas import quote as _quote
 def definition_kind(path: Path) -> str | None:
     """Return ``"group"``/``"suite"`` if *path* looks like a definition, else None (not ours)."""
     try:
-        doc = jsonbounds.loads(_read_regular(path).decode("utf-8"))
+        doc = jsonbounds.loads(read_regular_file(path).decode("utf-8"))
     except (OSError, UnicodeDecodeError, ValueError, RecursionError):
         return None
     if isinstance(doc, dict) and doc.get("kind") in ("group", "suite") and "schema_version" in doc:
@@ -126,7 +126,7 @@ def _group_from_document(path: Path, doc: dict[str, Any], root: Path) -> Group:
             str(path), [Problem("/kind", 'expected "group", found "suite" (a suite lists group files only; suites do not nest)')]
         )
     problems = check_group_document(doc)
-    problems.extend(_group_containment_problems(doc, root))
+    problems.extend(group_containment_problems(doc, root))
     if problems:
         raise DefinitionError(str(path), _with_relative_forms(problems, doc, root, root))
     return group_from_document(path, doc)
@@ -180,7 +180,7 @@ def _suite_from_document(path: Path, doc: dict[str, Any], root: Path) -> Suite:
     groups = doc.get("groups")
     refs: list[GroupRef] = []
     for index, ref in enumerate(groups if isinstance(groups, list) else []):
-        if not isinstance(ref, str) or ref == "" or check_relative(ref, base) or _runs_tree_problem(ref, base):
+        if not isinstance(ref, str) or ref == "" or check_relative(ref, base) or runs_tree_problem(ref, base):
             continue  # already reported
         group_path = root / posixpath.normpath(posixpath.join(base, ref))
         refs.append(GroupRef(position=index + 1, ref=ref, path=group_path))

@@ -47,7 +47,7 @@ SECRET_NAME_MARKERS: tuple[str, ...] = (
 )
 
 
-def _group_containment_problems(doc: dict[str, Any], root: Path) -> list[Problem]:
+def group_containment_problems(doc: dict[str, Any], root: Path) -> list[Problem]:
     """Canonical checks of the working-tree paths a group declares (touches the file system).
 
     Git-sourced skills and context are skipped: they may exist only in a commit, and
@@ -65,7 +65,7 @@ def _group_containment_problems(doc: dict[str, Any], root: Path) -> list[Problem
         except PathEscapeError as exc:
             problems.append(Problem(pointer, str(exc)))
             continue
-        if _evidence_tree_problem(text) is None and real.relative_to(real_root).parts[0].casefold() == EVIDENCE_TREE:
+        if evidence_tree_problem(text) is None and real.relative_to(real_root).parts[0].casefold() == EVIDENCE_TREE:
             problems.append(
                 Problem(pointer, f'expected a path outside the evidence tree, found {_quote(text)} resolving into "{EVIDENCE_TREE}/"')
             )
@@ -119,7 +119,7 @@ def check_suite_document(doc: dict[str, Any], base: str = "") -> list[Problem]:
         for index, ref in enumerate(groups):
             if not isinstance(ref, str) or ref == "":
                 continue
-            problem = check_relative(ref, base) or _runs_tree_problem(ref, base)
+            problem = check_relative(ref, base) or runs_tree_problem(ref, base)
             if problem is not None:
                 problems.append(Problem(f"/groups/{index}", problem))
                 continue
@@ -162,7 +162,7 @@ def _group_path_problems(doc: dict[str, Any]) -> list[Problem]:
     for pointer, text in declared:
         # Empty strings and non-strings are the schema's to report.
         if isinstance(text, str) and text:
-            problem = check_relative(text) or _evidence_tree_problem(text)
+            problem = check_relative(text) or evidence_tree_problem(text)
             if problem is not None:
                 problems.append(Problem(pointer, problem))
     problems.extend(_repeated_path_problems(doc))
@@ -173,7 +173,7 @@ def _group_path_problems(doc: dict[str, Any]) -> list[Problem]:
 EVIDENCE_TREE = ".skill-eval"
 
 
-def _evidence_tree_problem(text: str, base: str = "") -> str | None:
+def evidence_tree_problem(text: str, base: str = "") -> str | None:
     """Why lexically valid *text* (from *base*) names the evidence tree, or None."""
     normal = posixpath.normpath(posixpath.join(base, text))
     # casefold: on case-insensitive file systems ".Skill-Eval" is the same directory.
@@ -186,7 +186,7 @@ def _evidence_tree_problem(text: str, base: str = "") -> str | None:
 RUNS_TREE = f"{EVIDENCE_TREE}/runs"
 
 
-def _runs_tree_problem(text: str, base: str = "") -> str | None:
+def runs_tree_problem(text: str, base: str = "") -> str | None:
     """Why lexically valid suite entry *text* (from *base*) names stored results, or None.
 
     Group files are the evaluator's own input, never the subject's, so they may live

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
 from pytest_skill_eval.errors import EvidenceError
-from pytest_skill_eval.evidence import layout, store
+from pytest_skill_eval.evidence import layout, records, store
 from pytest_skill_eval.evidence.reader import read_aggregate, read_grade, read_group, read_group_usage, read_record
 from pytest_skill_eval.evidence.records import (
     BatchState,
@@ -98,7 +98,7 @@ def _persisted_entry(gdir: Path, interrupted: bool) -> ResultGroup:
         )
     group = read_group(record_file)
     comparisons: dict[str, str] = {}
-    grade_path = layout.grade_file(gdir, group)
+    grade_path = records.grade_file(gdir, group)
     trial_count = group.trials if isinstance(group, GroupRecord) else None
     if group.grade_state is not None and grade_path.is_file():
         grade = read_aggregate(grade_path) if trial_count is not None else read_grade(grade_path)

@@ -76,7 +76,7 @@ class VariantOutcome:
 
 
 @dataclass(frozen=True, slots=True)
-class GroupOutcome:
+class GroupRunOutcome:
     group: Group
     position: int
     state: str

@@ -9,7 +9,7 @@ from typing import Any
 
 from pytest_skill_eval.evidence import store
 from pytest_skill_eval.host.protocol import Record
-from pytest_skill_eval.sources.redaction import EventLines, Redactor
+from pytest_skill_eval.redaction import EventLines, Redactor
 
 __all__ = ["EventsFile"]
 

@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any, cast
 
 from pytest_skill_eval.definitions.model import VARIANTS, Group, Suite, VariantName
-from pytest_skill_eval.engine.config import EngineConfig, GroupOutcome, VariantOutcome
-from pytest_skill_eval.engine.variant import _persist_state, run_variant
+from pytest_skill_eval.engine.config import EngineConfig, GroupRunOutcome, VariantOutcome
+from pytest_skill_eval.engine.variant import persist_state, run_variant
 from pytest_skill_eval.errors import (
     EvidenceError,
     SkillEvalError,
@@ -19,13 +19,13 @@ from pytest_skill_eval.errors import (
 from pytest_skill_eval.evidence import layout, reader, records, store
 from pytest_skill_eval.grading.aggregate import Trial, TrialGrade, aggregate
 from pytest_skill_eval.grading.results import GradeError, GroupGrade
+from pytest_skill_eval.redaction import Redactor, unsafe_reason
 from pytest_skill_eval.sources.isolation import (
     GroupSources,
     RevisionCheck,
     auth_secrets,
     check_description_revision,
 )
-from pytest_skill_eval.sources.redaction import Redactor, unsafe_reason
 from pytest_skill_eval.sources.scratch import new_run_dir
 from pytest_skill_eval.usage import VariantUsage
 
@@ -46,7 +46,7 @@ class Shared:
     snapshots: store.SnapshotCache = field(default_factory=store.SnapshotCache, compare=False)
 
 
-def run_group(group: Group, position: int, cfg: EngineConfig, *, suite: Suite | None = None) -> GroupOutcome:
+def run_group(group: Group, position: int, cfg: EngineConfig, *, suite: Suite | None = None) -> GroupRunOutcome:
     """Run the selected variants of *group* in steps: the definition is persisted, the shared
     snapshots taken, each variant run and persisted in order, then the group graded from
     its persisted evidence and published. A cancelled variant stops queued work after the
@@ -102,11 +102,11 @@ def run_variants(group: Group, group_dir: Path, scratch: Path, shared: Shared, c
     for name in order:
         run_dir = group_dir / name
         if name not in cfg.selected:
-            outcomes[name] = _persist_state(run_dir, group, name, "not-selected", "excluded by variant selection")
+            outcomes[name] = persist_state(run_dir, group, name, "not-selected", "excluded by variant selection")
         elif cancelled:
-            outcomes[name] = _persist_state(run_dir, group, name, "cancelled", "cancelled before it started")
+            outcomes[name] = persist_state(run_dir, group, name, "cancelled", "cancelled before it started")
         elif shared.error is not None:
-            outcomes[name] = _persist_state(run_dir, group, name, "invalid", shared.error)
+            outcomes[name] = persist_state(run_dir, group, name, "invalid", shared.error)
         else:
             try:
                 outcomes[name] = _run_with_reruns(group, name, shared, scratch, group_dir, cfg, redactor, trial)
@@ -117,7 +117,7 @@ def run_variants(group: Group, group_dir: Path, scratch: Path, shared: Shared, c
                     run = reader.read_record(records.RunRecord, run_dir / "run.json")
                     outcomes[name] = VariantOutcome(name, run.state, run.reason, run_dir)
                 else:
-                    outcomes[name] = _persist_state(run_dir, group, name, "cancelled", "cancelled while preparing")
+                    outcomes[name] = persist_state(run_dir, group, name, "cancelled", "cancelled while preparing")
     return {name: outcomes[name] for name in VARIANTS}, cancelled
 
 
@@ -149,7 +149,7 @@ def _run_with_reruns(group: Group, name: VariantName, shared: Shared, scratch: P
 
 
 def run_trials(group: Group, position: int, group_dir: Path, cfg: EngineConfig, suite: records.SuiteRef | None,
-               redactor: Redactor) -> GroupOutcome:
+               redactor: Redactor) -> GroupRunOutcome:
     """Run the group *cfg.trials* times, each trial from scratch (own workspaces, agent dirs,
     pi processes) into ``trials/NNN/``, graded on its own; then ``aggregate.json`` and
     ``group.json``.
@@ -190,7 +190,7 @@ def run_trials(group: Group, position: int, group_dir: Path, cfg: EngineConfig, 
         value = records.GroupRecord(
             id=group.id, position=position, path=str(group.path), suite=suite, type=group.type,
             state=cast(records.GroupState, state), grade_state=published.doc.state,
-            variants={v.variant: records.VariantState(cast(records.RunState, v.state), v.reason)
+            variants={v.variant: records.VariantStateRecord(cast(records.RunState, v.state), v.reason)
                       for v in variants.values()},
             review_questions=group.review_questions, grade_file=published.name,
             revision_check=(records.RevisionState(shared.revision.state, shared.revision.reason)
@@ -205,7 +205,7 @@ def run_trials(group: Group, position: int, group_dir: Path, cfg: EngineConfig, 
     published.publish_record(record)
     if cancelled:
         raise KeyboardInterrupt
-    return GroupOutcome(group, position, state, group_dir, variants, cast(TrialGrade, published.doc))
+    return GroupRunOutcome(group, position, state, group_dir, variants, cast(TrialGrade, published.doc))
 
 
 def _across_trials(name: str, outcomes: Sequence[VariantOutcome], group_dir: Path) -> VariantOutcome:
@@ -232,7 +232,7 @@ def _across_trials(name: str, outcomes: Sequence[VariantOutcome], group_dir: Pat
 
 def _publish_group(group: Group, position: int, group_dir: Path, outcomes: dict[str, VariantOutcome],
                    shared_error: str | None, suite: records.SuiteRef | None, redactor: Redactor,
-                   revision: RevisionCheck | None = None) -> GroupOutcome:
+                   revision: RevisionCheck | None = None) -> GroupRunOutcome:
     """Grade from persisted evidence, then write grade.json and group.json (in that order).
 
     Spec: a recoverable grade/group publication failure becomes explicit ``grade-error``
@@ -257,7 +257,7 @@ def _publish_group(group: Group, position: int, group_dir: Path, outcomes: dict[
             type=group.type,
             state=cast(records.GroupState, state),
             grade_state=published.doc.state,
-            variants={cast(VariantName, n): records.VariantState(cast(records.RunState, o.state), o.reason)
+            variants={cast(VariantName, n): records.VariantStateRecord(cast(records.RunState, o.state), o.reason)
                       for n, o in outcomes.items()},
             review_questions=group.review_questions,
             grade_file=published.name,
@@ -269,7 +269,7 @@ def _publish_group(group: Group, position: int, group_dir: Path, outcomes: dict[
         return clean
 
     published.publish_record(record)
-    return GroupOutcome(group, position, state, group_dir, outcomes, grade)
+    return GroupRunOutcome(group, position, state, group_dir, outcomes, grade)
 
 
 def _publish_grade(trial_dir: Path, grade: GroupGrade) -> GroupGrade:
@@ -367,7 +367,7 @@ def persist_invalid_definition(result_dir: Path, position: int, ref: str, error:
     """
     group_dir = result_dir / "groups" / invalid_definition_dir_name(position, ref)
     reason = f"invalid group definition: {error}"
-    invalid = records.VariantState("invalid", reason)
+    invalid = records.VariantStateRecord("invalid", reason)
     record = records.InvalidGroupRecord(ref=ref, position=position, variants={"baseline": invalid, "candidate": invalid},
                                         definition_errors=tuple(str(error).splitlines()))
     store.write_json(group_dir / "group.json", record.to_json())

@@ -56,6 +56,7 @@ from pytest_skill_eval.host.protocol import (
     registered_skills,
     usage_totals,
 )
+from pytest_skill_eval.redaction import Redactor
 from pytest_skill_eval.scripted.server import ARM_HEADER
 from pytest_skill_eval.scripted.server import PROVIDER as SCRIPTED
 from pytest_skill_eval.sources.isolation import (
@@ -64,7 +65,6 @@ from pytest_skill_eval.sources.isolation import (
     inherited_values,
     materialise_resources,
 )
-from pytest_skill_eval.sources.redaction import Redactor
 
 
 def _inherited(group: Group, env: Mapping[str, str]) -> dict[str, str]:
@@ -169,7 +169,7 @@ class VariantEvidence:
         return VariantOutcome(record.variant, record.state, record.reason, self.run_dir)
 
 
-def _persist_state(run_dir: Path, group: Group, name: VariantName, state: str, reason: str) -> VariantOutcome:
+def persist_state(run_dir: Path, group: Group, name: VariantName, state: str, reason: str) -> VariantOutcome:
     """A variant that never started: ``run.json`` with its state and why."""
     record = RunRecord(variant=name, group=group.id, state=cast(records.RunState, state), reason=reason)
     store.write_json(run_dir / "run.json", record.to_json())

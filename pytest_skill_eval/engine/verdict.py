@@ -21,6 +21,7 @@ def judge_group_dir(group_dir: Path, *, fail_on: FailOn, pass_rate: float, alpha
     if record_file is None:
         raise EvidenceError(f"no group record was persisted in {group_dir} (neither group.json nor group-fallback.json)")
     # evidence and grading modules are imported when a group is judged, not at pytest start-up
+    from pytest_skill_eval.evidence import records
     from pytest_skill_eval.evidence.reader import read_aggregate, read_grade, read_group, read_optional
     from pytest_skill_eval.evidence.records import GroupRecord, RunRecord, TranscriptRecord
     from pytest_skill_eval.grading.results import GradeError, GroupGrade
@@ -31,11 +32,11 @@ def judge_group_dir(group_dir: Path, *, fail_on: FailOn, pass_rate: float, alpha
 
         variants = tuple(VariantState(name, v.state, v.reason, f"{group_dir}/{layout.TRIALS_DIR}/*/{name}")
                          for name, v in group.variants.items())
-        return judge_trials(variants, read_aggregate(layout.grade_file(group_dir, group)), group_id=group.id,
+        return judge_trials(variants, read_aggregate(records.grade_file(group_dir, group)), group_id=group.id,
                             position=group.position, group_state=group.state, group_dir=str(group_dir),
                             fail_on=fail_on, pass_rate=pass_rate, alpha=alpha, result_id=result_id,
                             usage=group.usage)
-    grade_file = layout.grade_file(group_dir, group)
+    grade_file = records.grade_file(group_dir, group)
     grade = read_grade(grade_file) if grade_file.is_file() else GroupGrade(
         str(group.id), "grade-error", errors=(GradeError("system", None, None, f"no grade was persisted at {grade_file}"),))
     notes: list[tuple[str, int, str]] = []

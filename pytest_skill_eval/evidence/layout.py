@@ -10,15 +10,12 @@ import shutil
 from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import Any, NoReturn
 
-from pytest_skill_eval.errors import EvidenceError, Problem, json_text, show
+from pytest_skill_eval.errors import EvidenceError, Problem, Refused, json_text, show
 from pytest_skill_eval.evidence import safe_io
 from pytest_skill_eval.evidence.store import write_atomic
 from pytest_skill_eval.jsonpointer import child
-
-if TYPE_CHECKING:
-    from pytest_skill_eval.evidence.records import GroupRecord, InvalidGroupRecord
 
 RUNS_DIR = Path(".skill-eval") / "runs"
 SELECTION_FILE = "selection.json"
@@ -74,7 +71,7 @@ def group_dirs(result_dir: Path) -> list[Path]:
 
 def _refuse(path: Path, root: Path, kind: str, expected: str) -> NoReturn:
     link = "; a stored result is never followed through a link" if kind == safe_io.SYMLINK else ""
-    raise safe_io.Refused(f"{safe_io.shown(path, root)}: expected {expected}, found {kind}{link}")
+    raise Refused(f"{safe_io.shown(path, root)}: expected {expected}, found {kind}{link}")
 
 
 def group_record_file(group_dir: Path) -> Path | None:
@@ -93,16 +90,6 @@ def group_record_file(group_dir: Path) -> Path | None:
         if kind is not None:
             return group_dir / name
     return None
-
-
-def grade_file(group_dir: Path, record: GroupRecord | InvalidGroupRecord) -> Path:
-    """The grade a group record points at (``grade.json`` unless a fallback was published)."""
-    from pytest_skill_eval.evidence.records import GroupRecord  # the records stay out of pytest start-up
-
-    name = record.grade_file if isinstance(record, GroupRecord) else GRADE_FILE
-    if isinstance(record, GroupRecord) and record.trials is not None and name != AGGREGATE_FALLBACK:
-        name = AGGREGATE_FILE
-    return group_dir / Path(name).name
 
 
 def trial_grade_file(trial_dir: Path) -> Path:

@@ -9,9 +9,9 @@ from pathlib import Path
 
 from pytest_skill_eval.errors import EvidenceError
 from pytest_skill_eval.evidence import layout, safe_io
-from pytest_skill_eval.render.text import escape_path
+from pytest_skill_eval.safe_text import escape_path
 
-_RESULT_ID = re.compile(r"\d{14}-.+")
+RESULT_ID = re.compile(r"\d{14}-.+")
 _REGRADE_FILE = re.compile(r"grade-regraded-(\d{14})(?:-(\d+))?\.json")
 
 #: the ``view`` target that names the newest stored result
@@ -42,7 +42,7 @@ def stored_results(cwd: Path) -> list[Path]:
              if not name.startswith(".") and kind == safe_io.DIRECTORY and _is_result(runs / name)]
 
     def key(path: Path) -> tuple[str, int, str]:
-        stamp = path.name[:14] if _RESULT_ID.fullmatch(path.name) else ""
+        stamp = path.name[:14] if RESULT_ID.fullmatch(path.name) else ""
         return stamp, path.stat().st_mtime_ns, path.name
 
     return sorted(found, key=key)

@@ -23,7 +23,7 @@ from typing import Any, Literal, TypeVar
 
 from pytest_skill_eval import schemas
 from pytest_skill_eval.errors import EvidenceError, Problem
-from pytest_skill_eval.evidence.layout import record_path_problems
+from pytest_skill_eval.evidence.layout import AGGREGATE_FALLBACK, AGGREGATE_FILE, GRADE_FILE, record_path_problems
 from pytest_skill_eval.evidence.run_records import (
     JSON,
     AttemptRecord,
@@ -49,6 +49,7 @@ from pytest_skill_eval.observation import RunState
 from pytest_skill_eval.usage import Usage, VariantUsage
 
 __all__ = [
+    "grade_file",
     "BatchState",
     "AttemptRecord",
     "ContextObservations",
@@ -86,7 +87,7 @@ __all__ = [
     "TranscriptTurn",
     "Usage",
     "VariantName",
-    "VariantState",
+    "VariantStateRecord",
     "VariantUsage",
     "check",
     "parse",
@@ -99,7 +100,7 @@ __all__ = [
 
 
 @dataclass(frozen=True, slots=True)
-class VariantState:
+class VariantStateRecord:
     state: RunState
     reason: str | None
 
@@ -107,7 +108,7 @@ class VariantState:
         return {"state": self.state, "reason": self.reason}
 
     @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> VariantState:
+    def from_json(cls, d: Mapping[str, Any]) -> VariantStateRecord:
         return cls(d["state"], d["reason"])
 
 
@@ -131,9 +132,9 @@ class SuiteRef:
         return {"id": self.id, "path": self.path}
 
 
-def _variants(d: Mapping[str, Any]) -> dict[VariantName, VariantState]:
+def _variants(d: Mapping[str, Any]) -> dict[VariantName, VariantStateRecord]:
     # the schema requires exactly these two keys
-    return {"baseline": VariantState.from_json(d["baseline"]), "candidate": VariantState.from_json(d["candidate"])}
+    return {"baseline": VariantStateRecord.from_json(d["baseline"]), "candidate": VariantStateRecord.from_json(d["candidate"])}
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,7 +159,7 @@ class GroupRecord:
     type: Literal["description", "body"]
     state: GroupState
     grade_state: Literal["graded", "grade-error"]
-    variants: Mapping[VariantName, VariantState]
+    variants: Mapping[VariantName, VariantStateRecord]
     review_questions: tuple[str, ...]
     grade_file: str = "grade.json"
     revision_check: RevisionState | None = None
@@ -204,7 +205,7 @@ class InvalidGroupRecord:
 
     ref: str
     position: int
-    variants: Mapping[VariantName, VariantState]
+    variants: Mapping[VariantName, VariantStateRecord]
     definition_errors: tuple[str, ...]
     id: None = None
     state: Literal["invalid"] = "invalid"
@@ -529,3 +530,11 @@ def parse_group(data: Any, source: Path | str) -> GroupRecord | InvalidGroupReco
     if isinstance(data, dict) and "id" in data and data["id"] is None:
         return parse(InvalidGroupRecord, data, source)
     return parse(GroupRecord, data, source)
+
+
+def grade_file(group_dir: Path, record: GroupRecord | InvalidGroupRecord) -> Path:
+    """The grade a group record points at, in *group_dir* (``grade.json`` unless a fallback was published)."""
+    name = record.grade_file if isinstance(record, GroupRecord) else GRADE_FILE
+    if isinstance(record, GroupRecord) and record.trials is not None and name != AGGREGATE_FALLBACK:
+        name = AGGREGATE_FILE
+    return group_dir / Path(name).name

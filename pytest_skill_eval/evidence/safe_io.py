@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from pytest_skill_eval import jsonbounds
-from pytest_skill_eval.errors import EvidenceError
+from pytest_skill_eval.errors import EvidenceError, JSONBoundsError, Refused
 
 #: the largest single evidence file read whole (a record, a transcript, events, stderr): 256 MiB
 MAX_FILE_BYTES = 256 << 20
@@ -65,10 +65,6 @@ def shown(path: Path, root: Path | None) -> str:
         except ValueError:
             pass
     return str(path)
-
-
-class Refused(EvidenceError):
-    """An entry of a result that no command reads: a link, a special file, a file too large."""
 
 
 def _components(path: Path, root: Path | None) -> tuple[str, tuple[str, ...]]:
@@ -222,7 +218,7 @@ def parse_json(data: bytes, where: str, path: Path | str) -> Any:
     except UnicodeDecodeError as exc:
         pointer, found = "/", f"byte 0x{exc.object[exc.start]:02x} at offset {exc.start}"
         expected = "UTF-8 JSON"
-    except jsonbounds.JSONBoundsError as exc:
+    except JSONBoundsError as exc:
         pointer, found, expected = exc.pointer or "/", exc.reason, "JSON this reader can take"
     except ValueError as exc:
         pointer, found, expected = "/", f"invalid JSON: {exc}", "JSON"

@@ -8,7 +8,7 @@
     ├── kinds        the nine expectation kinds: dispatch to expected sentences and judges
     │   ├── turns      skill-read, resource-read, response-text, tool-call, context-text
     │   ├── workspace  path, changed-paths, file-text, json
-    │   └── judging    Verdict and the evidence views every judge shares
+    │   └── judging    JudgeVerdict and the evidence views every judge shares
     ├── jsonvalue    strict JSON parsing, RFC 6901 pointers, JSON equality
     ├── comparisons  baseline/candidate pairs and their transitions
     └── group        grade_group: the total entry point

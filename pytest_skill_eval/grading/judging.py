@@ -1,7 +1,7 @@
-"""What every judge shares: the :class:`Verdict`, views of turns and read calls, text checks.
+"""What every judge shares: the :class:`JudgeVerdict`, views of turns and read calls, text checks.
 
 A judge is a pure function of one validated check (:mod:`.checks`) and one
-:class:`~pytest_skill_eval.observation.RunObservation`. It returns a :class:`Verdict`;
+:class:`~pytest_skill_eval.observation.RunObservation`. It returns a :class:`JudgeVerdict`;
 when the evidence cannot answer the question at all (a turn that was never observed, a
 missing workspace snapshot) it raises :class:`GradeProblem`, which the caller turns into
 ``grade-error`` evidence.
@@ -25,7 +25,7 @@ _LIST_LIMIT = 20
 
 
 @dataclass(frozen=True, slots=True)
-class Verdict:
+class JudgeVerdict:
     """A judge's answer: pass or fail, what was seen, and where in the evidence."""
 
     passed: bool

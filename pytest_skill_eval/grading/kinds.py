@@ -3,7 +3,7 @@
     kinds       dispatch: describe_expected and judge, by check type (:mod:`.checks`)
     ├── turns      skill-read, resource-read, response-text, tool-call, context-text
     ├── workspace  path, changed-paths, file-text, json (and the redaction note)
-    └── judging    Verdict and the evidence views every judge shares
+    └── judging    JudgeVerdict and the evidence views every judge shares
 
 Every judge is a pure function of one validated check of its own type and one
 :class:`~pytest_skill_eval.observation.RunObservation`; see :mod:`.judging`.
@@ -28,7 +28,7 @@ from pytest_skill_eval.grading.checks import (
     SkillRead,
     ToolCallCheck,
 )
-from pytest_skill_eval.grading.judging import Verdict, resolve_read_path
+from pytest_skill_eval.grading.judging import JudgeVerdict, resolve_read_path
 from pytest_skill_eval.grading.turns import arguments_text
 from pytest_skill_eval.grading.workspace import WORKSPACE_KINDS, changed_files, redaction_note
 from pytest_skill_eval.observation import RunObservation
@@ -36,7 +36,7 @@ from pytest_skill_eval.observation import RunObservation
 __all__ = [
     "WORKSPACE_KINDS",
     "GradeProblem",
-    "Verdict",
+    "JudgeVerdict",
     "arguments_text",
     "changed_files",
     "describe_expected",
@@ -70,7 +70,7 @@ def describe_expected(check: Check, group: Group) -> str:
             assert_never(check)
 
 
-def _verdict(check: Check, obs: RunObservation, group: Group) -> Verdict:
+def _verdict(check: Check, obs: RunObservation, group: Group) -> JudgeVerdict:
     match check:
         case SkillRead():
             return turns.judge_skill_read(check, obs, group)
@@ -94,10 +94,10 @@ def _verdict(check: Check, obs: RunObservation, group: Group) -> Verdict:
             assert_never(check)
 
 
-def judge(check: Check, obs: RunObservation, group: Group) -> Verdict:
+def judge(check: Check, obs: RunObservation, group: Group) -> JudgeVerdict:
     """Answer *check* from *obs*; raises :class:`GradeProblem` when the evidence cannot."""
     verdict = _verdict(check, obs, group)
     note = redaction_note(check, obs)
     if note:
-        return Verdict(verdict.passed, f"{verdict.observed}; {note}", verdict.locations)
+        return JudgeVerdict(verdict.passed, f"{verdict.observed}; {note}", verdict.locations)
     return verdict

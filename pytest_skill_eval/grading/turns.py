@@ -16,7 +16,7 @@ from pytest_skill_eval.grading.checks import ContextText, ResourceRead, Response
 from pytest_skill_eval.grading.jsonvalue import show
 from pytest_skill_eval.grading.judging import (
     TEXT_VERBS,
-    Verdict,
+    JudgeVerdict,
     call_location,
     judge_text,
     observed_turn,
@@ -49,7 +49,7 @@ def expected_skill_read(check: SkillRead, group: Group) -> str:
     }[check.expect]
 
 
-def judge_skill_read(check: SkillRead, obs: RunObservation, group: Group) -> Verdict:
+def judge_skill_read(check: SkillRead, obs: RunObservation, group: Group) -> JudgeVerdict:
     if obs.target_file is None:
         raise GradeProblem("the run recorded no target file, but the variant declares a target skill")
     if check.turn is not None:
@@ -58,7 +58,7 @@ def judge_skill_read(check: SkillRead, obs: RunObservation, group: Group) -> Ver
     reads = read_calls(list(enumerate(obs.turns, 1)), target, obs.workspace_root)
     if not reads:
         observed = f"the target was not read in {plural(len(obs.turns), 'turn')}"
-        return Verdict(check.expect in ("never", "not-before-turn"), observed)
+        return JudgeVerdict(check.expect in ("never", "not-before-turn"), observed)
     first_turn, call = reads[0]
     turn = check.turn or 0
     passed = {
@@ -67,7 +67,7 @@ def judge_skill_read(check: SkillRead, obs: RunObservation, group: Group) -> Ver
         "by-turn": first_turn <= turn,
         "not-before-turn": first_turn >= turn,
     }[check.expect]
-    return Verdict(passed, f"the target was first read on turn {first_turn}", (call_location(first_turn, call),))
+    return JudgeVerdict(passed, f"the target was first read on turn {first_turn}", (call_location(first_turn, call),))
 
 
 # --- resource-read --------------------------------------------------------------------
@@ -102,7 +102,7 @@ def _resource_root(check: ResourceRead, obs: RunObservation) -> str:
     return roots[check.index]
 
 
-def judge_resource_read(check: ResourceRead, obs: RunObservation, group: Group) -> Verdict:
+def judge_resource_read(check: ResourceRead, obs: RunObservation, group: Group) -> JudgeVerdict:
     target = posixpath.normpath(posixpath.join(_resource_root(check, obs), check.path))
     reads = read_calls(scoped_turns(obs, check.turn), target, obs.workspace_root)
     scope = scope_text(check.turn)
@@ -113,7 +113,7 @@ def judge_resource_read(check: ResourceRead, obs: RunObservation, group: Group) 
     else:
         observed = f"not read{scope}"
     passed = bool(reads) == (check.expect == "read")
-    return Verdict(passed, observed, tuple(call_location(n, call) for n, call in reads))
+    return JudgeVerdict(passed, observed, tuple(call_location(n, call) for n, call in reads))
 
 
 
@@ -125,11 +125,11 @@ def expected_response_text(check: ResponseText, group: Group) -> str:
     return f"the final response of {turn} {TEXT_VERBS[check.expect]} {show(check.value)}"
 
 
-def judge_response_text(check: ResponseText, obs: RunObservation, group: Group) -> Verdict:
+def judge_response_text(check: ResponseText, obs: RunObservation, group: Group) -> JudgeVerdict:
     number = selected_turn_number(obs, check)
     text = obs.turns[number - 1].response
     passed, observed = judge_text(check.expect, text, check.value, f"the final response of turn {number}")
-    return Verdict(passed, observed, (f"final response of turn {number}",))
+    return JudgeVerdict(passed, observed, (f"final response of turn {number}",))
 
 
 # --- tool-call ------------------------------------------------------------------------
@@ -161,7 +161,7 @@ def expected_tool_call(check: ToolCallCheck, group: Group) -> str:
     }[check.expect]
 
 
-def judge_tool_call(check: ToolCallCheck, obs: RunObservation, group: Group) -> Verdict:
+def judge_tool_call(check: ToolCallCheck, obs: RunObservation, group: Group) -> JudgeVerdict:
     named = [(n, c) for n, turn in scoped_turns(obs, check.turn) for c in turn.tool_calls if c.name == check.tool]
     matching = []
     for number, call in named:
@@ -190,7 +190,7 @@ def judge_tool_call(check: ToolCallCheck, obs: RunObservation, group: Group) -> 
         "failed": bool(failed),
         "not-called": not matching,
     }[check.expect]
-    return Verdict(passed, observed, tuple(call_location(n, c) for n, c in matching))
+    return JudgeVerdict(passed, observed, tuple(call_location(n, c) for n, c in matching))
 
 
 # --- context-text ---------------------------------------------------------------------
@@ -213,7 +213,7 @@ def _select_request(requests: list[ContextRequest], selector: str | int) -> Cont
     return next((r for r in requests if r.request == selector), None)
 
 
-def judge_context_text(check: ContextText, obs: RunObservation, group: Group) -> Verdict:
+def judge_context_text(check: ContextText, obs: RunObservation, group: Group) -> JudgeVerdict:
     if not obs.context_requests:
         raise GradeProblem("the context observer recorded nothing for this run")
     number = selected_turn_number(obs, check)
@@ -225,9 +225,9 @@ def judge_context_text(check: ContextText, obs: RunObservation, group: Group) ->
         # The subject decides how many requests a turn takes, so a request it never made is
         # a behavioural fact (fail), not a grading problem.
         made = plural(len(requests), "model request")
-        return Verdict(False, f"turn {number} made {made}; request {check.request} was never made")
+        return JudgeVerdict(False, f"turn {number} made {made}; request {check.request} was never made")
     text = request.system_prompt if check.surface == "system-prompt" else request.provider_context
     subject = f"the {_SURFACE_NOUNS[check.surface]} of model request {request.request} on turn {number}"
     passed, observed = judge_text(check.expect, text, check.value, subject)
-    return Verdict(passed, observed, (f"context request {request.request} of turn {number} ({check.surface})",))
+    return JudgeVerdict(passed, observed, (f"context request {request.request} of turn {number} ({check.surface})",))
 

@@ -20,10 +20,10 @@ from pytest_skill_eval.grading.jsonvalue import (
     resolve_pointer,
     show,
 )
-from pytest_skill_eval.grading.judging import TEXT_VERBS, Verdict, judge_text, listing, plural
+from pytest_skill_eval.grading.judging import TEXT_VERBS, JudgeVerdict, judge_text, listing, plural
 from pytest_skill_eval.observation import RunObservation, file_size, same_file
+from pytest_skill_eval.redaction import MARKER
 from pytest_skill_eval.safe_text import escape_path
-from pytest_skill_eval.sources.redaction import MARKER
 
 #: kinds judged on workspace state (the kinds of :data:`~.checks.WorkspaceCheck`): a ``turn``
 #: makes them read that turn's snapshot
@@ -68,7 +68,7 @@ def expected_path(check: PathCheck, group: Group) -> str:
     return f"{check.path} {verb} in the workspace {_when(check)}"
 
 
-def judge_path(check: PathCheck, obs: RunObservation, group: Group) -> Verdict:
+def judge_path(check: PathCheck, obs: RunObservation, group: Group) -> JudgeVerdict:
     files = _workspace(obs, check)
     if check.path in files:
         observed, exists = f"{check.path} is a file", True
@@ -78,7 +78,7 @@ def judge_path(check: PathCheck, obs: RunObservation, group: Group) -> Verdict:
         observed = f"{check.path} is a directory with {plural(under, 'file')} under it"
         if not exists:
             observed = f"{check.path} does not exist"
-    return Verdict(exists == (check.expect == "exists"), observed, (_workspace_location(check.path, check),))
+    return JudgeVerdict(exists == (check.expect == "exists"), observed, (_workspace_location(check.path, check),))
 
 
 # --- changed-paths --------------------------------------------------------------------
@@ -106,7 +106,7 @@ def expected_changed_paths(check: ChangedPaths, group: Group) -> str:
     return f"none of these files change {by}: {listing(sorted(check.paths))}"
 
 
-def judge_changed_paths(check: ChangedPaths, obs: RunObservation, group: Group) -> Verdict:
+def judge_changed_paths(check: ChangedPaths, obs: RunObservation, group: Group) -> JudgeVerdict:
     changes = changed_files(obs.initial_files, _workspace(obs, check))
     # the subject named these files: each shown as a path cell (one line, nothing raw)
     described = [f"{escape_path(path)} ({how})" for path, how in changes.items()]
@@ -122,11 +122,11 @@ def judge_changed_paths(check: ChangedPaths, obs: RunObservation, group: Group) 
             notes.append(f"unchanged but expected: {listing([escape_path(p) for p in missing])}")
         if unexpected:
             notes.append(f"changed but not expected: {listing([escape_path(p) for p in unexpected])}")
-        return Verdict(not notes, "; ".join([summary, *notes]), location)
+        return JudgeVerdict(not notes, "; ".join([summary, *notes]), location)
     hits = [f"{escape_path(path)} ({changes[path]})" for path in sorted(check.paths) if path in changes]
     if hits:
-        return Verdict(False, f"excluded files changed: {listing(hits)}", location)
-    return Verdict(True, summary, location)
+        return JudgeVerdict(False, f"excluded files changed: {listing(hits)}", location)
+    return JudgeVerdict(True, summary, location)
 
 
 # --- file-text ------------------------------------------------------------------------
@@ -136,18 +136,18 @@ def expected_file_text(check: FileText, group: Group) -> str:
     return f"{check.path} {TEXT_VERBS[check.expect]} {show(check.value)} {_when(check)}"
 
 
-def judge_file_text(check: FileText, obs: RunObservation, group: Group) -> Verdict:
+def judge_file_text(check: FileText, obs: RunObservation, group: Group) -> JudgeVerdict:
     files = _workspace(obs, check)
     location = (_workspace_location(check.path, check),)
     data = files.get(check.path)
     if data is None:
-        return Verdict(False, _absence(files, check.path), location)
+        return JudgeVerdict(False, _absence(files, check.path), location)
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        return Verdict(False, f"{check.path} is not UTF-8 text (invalid byte at offset {exc.start})", location)
+        return JudgeVerdict(False, f"{check.path} is not UTF-8 text (invalid byte at offset {exc.start})", location)
     passed, observed = judge_text(check.expect, text, check.value, check.path)
-    return Verdict(passed, observed, location)
+    return JudgeVerdict(passed, observed, location)
 
 
 # --- json -----------------------------------------------------------------------------
@@ -167,7 +167,7 @@ def expected_json(check: JsonCheck, group: Group) -> str:
     }[check.expect]
 
 
-def judge_json(check: JsonCheck, obs: RunObservation, group: Group) -> Verdict:
+def judge_json(check: JsonCheck, obs: RunObservation, group: Group) -> JudgeVerdict:
     files = _workspace(obs, check)
     location = _workspace_location(check.path, check)
     if check.expect in ("available", "missing"):
@@ -176,25 +176,25 @@ def judge_json(check: JsonCheck, obs: RunObservation, group: Group) -> Verdict:
             observed = _absence(files, check.path)
         else:
             observed = f"{check.path} exists ({plural(file_size(files, check.path), 'byte')})"
-        return Verdict(present == (check.expect == "available"), observed, (location,))
+        return JudgeVerdict(present == (check.expect == "available"), observed, (location,))
     data = files.get(check.path)
     if data is None:
-        return Verdict(False, _absence(files, check.path), (location,))
+        return JudgeVerdict(False, _absence(files, check.path), (location,))
     try:
         document = parse_document(data)
     except MalformedJSON as exc:
-        return Verdict(check.expect == "malformed", f"{check.path} is not valid JSON: {exc}", (location,))
+        return JudgeVerdict(check.expect == "malformed", f"{check.path} is not valid JSON: {exc}", (location,))
     if check.expect in ("valid", "malformed"):
-        return Verdict(check.expect == "valid", f"{check.path} is valid JSON ({_json_type(document)})", (location,))
+        return JudgeVerdict(check.expect == "valid", f"{check.path} is valid JSON ({_json_type(document)})", (location,))
     found, value = resolve_pointer(document, check.tokens)
     location = f"{location} at pointer {show(check.pointer)}"
     if not found:
         observed = f"{check.path} has no value at pointer {show(check.pointer)}"
-        return Verdict(check.expect == "field-absent", observed, (location,))
+        return JudgeVerdict(check.expect == "field-absent", observed, (location,))
     observed = f"the value at pointer {show(check.pointer)} is {show(value)}"
     if check.expect == "field-equals":
-        return Verdict(json_equal(value, check.value), observed, (location,))
-    return Verdict(check.expect == "field-present", observed, (location,))
+        return JudgeVerdict(json_equal(value, check.value), observed, (location,))
+    return JudgeVerdict(check.expect == "field-present", observed, (location,))
 
 
 def _json_type(value: Any) -> str:

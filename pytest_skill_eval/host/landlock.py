@@ -94,14 +94,17 @@ def fs_rights(abi: int) -> int:
     return FS_BY_ABI.get(min(abi, 5), 0) if abi > 0 else 0
 
 
-class ConfineError(Exception):
-    """The ruleset could not be built or applied (the message says which step and why)."""
+class _ConfineError(Exception):
+    """The ruleset could not be built or applied (the message says which step and why).
+
+    Private to this module, and outside errors.py, on purpose: the wrapper runs as a script
+    with the standard library only and turns it into exit status :data:`EXIT_CONFINE_FAILED`."""
 
 
 def _check(result: int, what: str) -> int:
     if result < 0:
         err = ctypes.get_errno()
-        raise ConfineError(f"{what}: {os.strerror(err)} (errno {err})")
+        raise _ConfineError(f"{what}: {os.strerror(err)} (errno {err})")
     return result
 
 
@@ -123,7 +126,7 @@ def restrict(rules: dict[str, Any]) -> None:
         except OSError as exc:
             if optional:
                 continue
-            raise ConfineError(f"cannot open {path}: {exc.strerror}") from None
+            raise _ConfineError(f"cannot open {path}: {exc.strerror}") from None
         try:
             allowed = int(rights) & attr.handled_access_fs
             if not os.path.isdir(f"/proc/self/fd/{parent}"):
@@ -191,7 +194,7 @@ def main(argv: list[str]) -> int:
             rules = parse_rules(f.read())
         restrict(rules)
         os.execv(argv[2], argv[2:])
-    except (ConfineError, OSError, ValueError, KeyError, TypeError) as exc:
+    except (_ConfineError, OSError, ValueError, KeyError, TypeError) as exc:
         sys.stderr.write(f"{FAILURE_PREFIX} {exc}\n")
     return EXIT_CONFINE_FAILED
 

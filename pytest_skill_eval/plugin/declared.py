@@ -88,7 +88,7 @@ def _suiteless_directory(directory: Path, shown: Path, root: Path, norecurse: tu
             '(a JSON object with "schema_version": 1, "kind": "suite", "id" and "groups": [...])')
 
 
-def _named_by(path: Path, args: list[str], root: Path) -> bool:
+def named_by(path: Path, args: list[str], root: Path) -> bool:
     """Whether a positional argument (``file`` or ``file::name``) names *path* itself."""
     for arg in args:
         head = arg.split("::", 1)[0]
@@ -101,7 +101,7 @@ def _named_by(path: Path, args: list[str], root: Path) -> bool:
     return False
 
 
-def _load_suite(path: Path, root: Path) -> Suite:
+def load_declared_suite(path: Path, root: Path) -> Suite:
     from pytest_skill_eval.definitions.loading import load_suite
 
     return load_suite(path, root)

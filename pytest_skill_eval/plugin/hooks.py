@@ -21,8 +21,8 @@ from pytest_skill_eval.plugin.items import (
     BrokenGroupItem,
     SkillEvalFile,
     SkillEvalItem,
-    _shown,
     preflight_context,
+    shown_path,
 )
 from pytest_skill_eval.plugin.junit import JUnitEntries
 from pytest_skill_eval.plugin.session import (
@@ -129,7 +129,7 @@ def separate_path_option_problem(config: pytest.Config, parser: pytest.Parser) -
     it every node id). Nothing a plugin does can change that choice afterwards; this
     redoes it with and without those values and names the fix when they differ.
     """
-    from _pytest.config.findpaths import determine_setup
+    from pytest_skill_eval.plugin.pytest_internals import determine_setup
 
     # No xdist-worker shortcut: a worker is started with the collected paths, not the
     # command line, so it finds nothing here; and a pytest run inside a worker's test
@@ -346,7 +346,7 @@ def precheck_items(items: list[pytest.Item], skill_session: SkillEvalSession) ->
         if isinstance(item, BrokenGroupItem):
             found += [(item, neutralise(line, one_line=True)) for line in str(item.error).splitlines()]
         elif isinstance(item, SkillEvalItem):
-            shown = _shown(item.group.path, skill_session.root)
+            shown = shown_path(item.group.path, skill_session.root)
             found += [(item, neutralise(f.located(shown), one_line=True))
                       for f in problems_of(preflight_group(item.group, ctx))]
     return found

@@ -54,7 +54,7 @@ def preflight_context(skill_session: SkillEvalSession) -> PreflightContext:
     )
 
 
-def _shown(path: Path, root: Path) -> str:
+def shown_path(path: Path, root: Path) -> str:
     try:
         return path.resolve().relative_to(root).as_posix()
     except ValueError:
@@ -65,7 +65,7 @@ def _shard_key(item: pytest.Item, name: str) -> str:
     from pytest_skill_eval.definitions.sharding import group_key
 
     session: SkillEvalSession = item.config.stash[SESSION_KEY]
-    return group_key(_shown(item.path, session.root), name)
+    return group_key(shown_path(item.path, session.root), name)
 
 
 class SkillEvalFile(pytest.File):
@@ -196,7 +196,7 @@ class SkillEvalItem(pytest.Item):
 
     def _check(self, session: SkillEvalSession) -> None:
         """--skill-eval-check: what would become a grade-error or an invalid run, before any run."""
-        from pytest_skill_eval.commands.check import check_group, render_report
+        from pytest_skill_eval.services.check import check_group, render_report
 
         report = check_group(self.group, session.root, self.nodeid, preflight_context(session))
         text, ok = render_report(str(self.path), "pre-run check", [report])

@@ -30,8 +30,8 @@ from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
-from _pytest.junitxml import bin_xml_escape, mangle_test_address, xml_key
 
+from pytest_skill_eval.plugin.pytest_internals import bin_xml_escape, mangle_test_address, xml_key
 from pytest_skill_eval.plugin.session import SkillEvalSession
 from pytest_skill_eval.policy import Entry
 from pytest_skill_eval.safe_text import neutralise

@@ -82,8 +82,8 @@ def hosts_used(result_dir: Path) -> tuple[dict[str, str | None], ...]:
 
 def argv_secrets(result_dir: Path, env: Mapping[str, str], auth_file: Path | None) -> list[str]:
     """Every value the argument list must not show (see the module docstring)."""
+    from pytest_skill_eval.redaction import unsafe_reason
     from pytest_skill_eval.sources.isolation import auth_secrets
-    from pytest_skill_eval.sources.redaction import unsafe_reason
 
     names = {name for name in env if _SECRET_NAME.search(name)}
     for group_dir in layout.group_dirs(result_dir):
@@ -97,7 +97,7 @@ def argv_secrets(result_dir: Path, env: Mapping[str, str], auth_file: Path | Non
 
 def redacted(values: list[str], secrets: list[str]) -> list[str]:
     """*values* with every spelling of every secret replaced by the redaction marker."""
-    from pytest_skill_eval.sources.redaction import Redactor
+    from pytest_skill_eval.redaction import Redactor
 
     redactor = Redactor.of(secrets)
     return [redactor.text(str(v))[0] for v in values]

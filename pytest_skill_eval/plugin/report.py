@@ -28,7 +28,7 @@ def write_html_report(session: SkillEvalSession) -> None:
     target = html_report_path(session)
     if target is None:
         return
-    from pytest_skill_eval.commands.report import write_report
+    from pytest_skill_eval.services.report import write_report
 
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     try:

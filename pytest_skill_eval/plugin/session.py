@@ -23,7 +23,7 @@ from pytest_skill_eval.definitions.loading import definition_kind
 from pytest_skill_eval.definitions.model import Group, GroupRef, Suite
 from pytest_skill_eval.errors import DefinitionError, EvidenceError
 from pytest_skill_eval.evidence import layout, store
-from pytest_skill_eval.plugin.declared import _load_suite, _named_by, resolve_declared, select_position
+from pytest_skill_eval.plugin.declared import load_declared_suite, named_by, resolve_declared, select_position
 from pytest_skill_eval.plugin.progress import LiveProgress
 from pytest_skill_eval.plugin.report import write_html_report
 from pytest_skill_eval.plugin.settings import RunSettings, confinement_settings, run_settings
@@ -37,12 +37,14 @@ from pytest_skill_eval.policy import (
 )
 from pytest_skill_eval.safe_text import neutralise
 from pytest_skill_eval.sameness import IDENTICAL
+from pytest_skill_eval.services.cancellation import is_cancellation
 
 if TYPE_CHECKING:
     from pytest_skill_eval.definitions.sharding import Shard
     from pytest_skill_eval.engine.config import EngineConfig
     from pytest_skill_eval.evidence.records import PlannedGroup, ShardRecord
     from pytest_skill_eval.host.install import HostInstallation
+    from pytest_skill_eval.plugin.items import SkillEvalItem
     from pytest_skill_eval.plugin.jobs import LookAhead
     from pytest_skill_eval.sources.stored import StoredResult
 
@@ -174,10 +176,10 @@ class SkillEvalSession:
             if from_option:
                 self.only_declared = True
                 return [str(p) for p in self.declared]
-            return [*args, *(str(p) for p in self.declared if not _named_by(p, args, self.root))]
+            return [*args, *(str(p) for p in self.declared if not named_by(p, args, self.root))]
         if not from_option:
             return args
-        return [*args, *(str(p) for p in self.declared if not _named_by(p, args, self.root))]
+        return [*args, *(str(p) for p in self.declared if not named_by(p, args, self.root))]
 
     def claims(self, path: Path) -> bool:
         """Declared files, and suite files inside declared directories, are ours; nothing else."""
@@ -221,7 +223,7 @@ class SkillEvalSession:
 
             raise pytest.UsageError(str(group_selector_on_group(path)))
         try:
-            suite = _load_suite(path, self.root)
+            suite = load_declared_suite(path, self.root)
         except DefinitionError:
             return  # collection reports the broken suite with every problem in it
         self._selected_position = select_position(suite, sel, self.root)
@@ -312,7 +314,7 @@ class SkillEvalSession:
         outcome = run_group(group, position, config, suite=suite)
         return self.judge(Path(outcome.group_dir))
 
-    def run_item(self, item: pytest.Item, group: Group, position: int, suite: Suite | None = None) -> Judgement:
+    def run_item(self, item: SkillEvalItem, group: Group, position: int, suite: Suite | None = None) -> Judgement:
         """:meth:`run_group` for *item*; with ``--skill-eval-jobs`` above 1 its group runs on a
         lane (started, with every group item after it, when the first group item runs) and
         this waits for it."""
@@ -324,18 +326,18 @@ class SkillEvalSession:
                 return self.judge(self._lookahead.result(item.nodeid))
         return self.run_group(group, position, suite)  # one job, or an item run again (reruns)
 
-    def _start_lookahead(self, first: pytest.Item) -> None:
+    def _start_lookahead(self, first: SkillEvalItem) -> None:
         """Queue *first* and every group item after it to the lanes (see :func:`start_order`)."""
         from pytest_skill_eval.engine.group import run_group
         from pytest_skill_eval.errors import HostError
-        from pytest_skill_eval.plugin.items import SkillEvalItem
         from pytest_skill_eval.plugin.jobs import Job, LookAhead
 
         self.progress.start()
         base = self.engine_config()
         self.write_selection()  # before any group starts
         items = first.session.items
-        chosen = [i for i in items[items.index(first):] if isinstance(i, SkillEvalItem) and i.strict_refusal is None]
+        # the group items are of *first*'s class (which imports this module, so it is not imported here)
+        chosen = [i for i in items[items.index(first):] if isinstance(i, type(first)) and i.strict_refusal is None]
         if any(i.group.runtime.host == "pi" for i in chosen):
             try:
                 base.host()  # resolved (installed, if need be) here: its messages go to the terminal
@@ -518,7 +520,7 @@ class SkillEvalSession:
 
         from pytest_skill_eval.engine.batch import write_batch_summary
         from pytest_skill_eval.plugin.provenance import build_provenance
-        from pytest_skill_eval.plugin.step_summary import write_step_summary
+        from pytest_skill_eval.services.step_summary import write_step_summary
 
         record = write_batch_summary(self.result_dir, self.result_id, interrupted=self.cancelled,
                                      stopped=str(stopped) if stopped else None, trials=self.settings.count,
@@ -616,15 +618,3 @@ def _stored_result(config: pytest.Config, option_paths: list[Path], group_select
     except EvidenceError as exc:
         raise pytest.UsageError(neutralise(str(exc))) from None  # it may quote the stored result
     return stored
-
-
-def is_cancellation(exc: BaseException) -> bool:
-    """Whether a KeyboardInterrupt pytest reports is the user's Ctrl-C.
-
-    pytest stops after collection errors with its own ``Session.Interrupted``, and
-    pytest-xdist reports its ``-x``/``--maxfail`` stop as a KeyboardInterrupt of its own
-    whose message is not its ``keyboard-interrupt``; neither is a cancellation.
-    """
-    if isinstance(exc, pytest.Session.Interrupted):
-        return False
-    return not (type(exc).__module__.startswith("xdist.") and "keyboard-interrupt" not in str(exc))

@@ -14,7 +14,7 @@ rendered into an HTML string that is embedded as a JSON string in a
 …, so the element cannot be closed early). The browser keeps it as inert text; the inline
 script turns one group into DOM only when it is opened.
 
-The loading (files, records, diffs) lives in :mod:`pytest_skill_eval.commands.report`.
+The loading (files, records, diffs) lives in :mod:`pytest_skill_eval.services.report`.
 """
 
 from __future__ import annotations

@@ -32,7 +32,7 @@ _ARGS_SHOWN = 200
 _RESULT_SHOWN = 160
 
 
-class VariantEvidence(TypedDict):
+class VariantView(TypedDict):
     """What the view reads of one variant: ``run.json``, the transcript, artifact paths."""
 
     name: str
@@ -59,7 +59,7 @@ class GroupEvidence(TypedDict):
     regrade: RegradeShown | None
     definition_path: str | None
     artifacts: list[str]
-    variants: list[VariantEvidence]
+    variants: list[VariantView]
     problems: list[str]
     #: for a group run with several trials: what they say together
     aggregate: NotRequired[TrialGrade | None]
@@ -86,7 +86,7 @@ class ResultEvidence(TypedDict):
     problems: list[str]
 
 
-def _problem_lines(problems: Iterable[str], indent: int) -> list[str]:
+def problem_lines(problems: Iterable[str], indent: int) -> list[str]:
     # a located message whose found value is already JSON-quoted: not escaped a second time
     return [f"{' ' * indent}problem    {_text(p)}" for p in problems]
 
@@ -145,7 +145,7 @@ def render_result(result: ResultEvidence) -> str:
             lines.append(f"rerun of  {summary.provenance.rerun_of}: its groups ran again from the inputs it stored")
         if summary.usage is not None:
             lines += _usage_lines(summary.usage, result["variant"], "usage     ")
-    lines += _problem_lines(result["problems"], 0)
+    lines += problem_lines(result["problems"], 0)
     lines.append(_selection_line(result))
     if not result["groups"]:
         lines += ["", "no groups were persisted in this result"]
@@ -162,7 +162,7 @@ def render_group(group: GroupEvidence, variant: str | None = None) -> list[str]:
     missing = "unknown: no group.json" if not any("group.json: " in p for p in group["problems"]) else "unknown"
     state = data.state if data is not None else missing
     lines = [f"== group {group['position']} {group_id}{kind} [{state}]"]
-    lines += _problem_lines(group["problems"], 0)
+    lines += problem_lines(group["problems"], 0)
     if isinstance(data, GroupRecord) and data.usage is not None:
         lines += _usage_lines(data.usage, variant, "usage     ")
     if group["definition_path"]:
@@ -357,10 +357,10 @@ def render_turn(turn: Turn, usage: Usage | None = None) -> list[str]:
     return lines
 
 
-def render_variant(run: VariantEvidence, group_reason: str | None = None) -> list[str]:
+def render_variant(run: VariantView, group_reason: str | None = None) -> list[str]:
     """One variant's run evidence; transport noise (raw events, argv, env) is left out."""
     data = run["run"]
-    problems = _problem_lines(run["problems"], 2)
+    problems = problem_lines(run["problems"], 2)
     if data is None and not run["problems"]:
         return [f"-- {run['name']} [no run.json: this variant was not persisted]"]
     lines = [f"-- {run['name']} [{data.state if data is not None else 'unknown'}]", *problems]

@@ -32,7 +32,9 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["Unsupported", "bundle", "compile_check", "lower"]
+from pytest_skill_eval.errors import Unsupported
+
+__all__ = ["bundle", "compile_check", "lower"]
 
 Check = Callable[[Any], bool]
 """True when the document is valid; False when it may not be (ask jsonschema)."""
@@ -58,10 +60,6 @@ _ANNOTATIONS = frozenset({"$id", "$schema", "$comment", "title", "description", 
 
 #: annotations dropped from the lowered schema (each is only text a reader sees)
 _DROPPED = frozenset({"title", "description", "$comment", "examples", "default", "deprecated", "readOnly", "writeOnly"})
-
-
-class Unsupported(Exception):
-    """The schema uses something the compiled check cannot be trusted with."""
 
 
 def lower(schema: Any, ref: Callable[[str], str] = lambda r: r) -> Any:

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any, Literal, TypeAlias, get_args
 
 from pytest_skill_eval import jsonbounds, jsonpointer, schemas
-from pytest_skill_eval.errors import Problem, ScriptError
+from pytest_skill_eval.errors import JSONBoundsError, Problem, ScriptError
 from pytest_skill_eval.scripted.pacing import Latency
 
 SCHEMA = "skill-eval-script/1"
@@ -172,7 +172,7 @@ class Choice:
 
 
 @dataclass(frozen=True, slots=True)
-class Rule:
+class ScriptRule:
     """Steps used for a turn when ``when`` holds (first matching rule wins).
 
     A rule has either ``steps`` or weighted ``choices`` (``choose`` in the script); which
@@ -187,10 +187,10 @@ class Rule:
 
 
 @dataclass(frozen=True, slots=True)
-class Turn:
+class ScriptTurn:
     """How the stand-in answers one user message: rules, then the default steps."""
 
-    rules: tuple[Rule, ...]
+    rules: tuple[ScriptRule, ...]
     steps: tuple[Step, ...]
     pointer: str
 
@@ -201,7 +201,7 @@ class Script:
 
     source: str
     description: str
-    turns: tuple[Turn, ...]
+    turns: tuple[ScriptTurn, ...]
     #: the script's default latency (top-level ``latency``), under each step's own settings
     latency: Latency = Latency()
     #: US dollars per million tokens (``input``, ``output``, ``cacheRead``, ``cacheWrite``) that
@@ -334,17 +334,17 @@ def _steps(raw: list[dict[str, Any]], pointer: str) -> tuple[Step, ...]:
     return tuple(_step(step, f"{pointer}/{i}") for i, step in enumerate(raw))
 
 
-def _rule(raw: dict[str, Any], pointer: str) -> Rule:
+def _rule(raw: dict[str, Any], pointer: str) -> ScriptRule:
     choices = tuple(
         Choice(float(choice["weight"]), _steps(choice["steps"], f"{pointer}/choose/{c}/steps"), f"{pointer}/choose/{c}")
         for c, choice in enumerate(raw.get("choose", ()))
     )
-    return Rule(_condition(raw["when"]), _steps(raw.get("steps", []), f"{pointer}/steps"), pointer, choices)
+    return ScriptRule(_condition(raw["when"]), _steps(raw.get("steps", []), f"{pointer}/steps"), pointer, choices)
 
 
-def _turn(raw: dict[str, Any], pointer: str) -> Turn:
+def _turn(raw: dict[str, Any], pointer: str) -> ScriptTurn:
     rules = tuple(_rule(rule, f"{pointer}/rules/{r}") for r, rule in enumerate(raw.get("rules", ())))
-    return Turn(rules, _steps(raw.get("steps", []), f"{pointer}/steps"), pointer)
+    return ScriptTurn(rules, _steps(raw.get("steps", []), f"{pointer}/steps"), pointer)
 
 
 def parse_script(data: Any, source: str) -> Script:
@@ -376,7 +376,7 @@ def load_script(path: Path) -> Script:
             raise OSError(f"not a regular file (mode {stat.filemode(info.st_mode)})")
         jsonbounds.check_size(info.st_size)
         text = Path(path).read_text(encoding="utf-8")
-    except jsonbounds.JSONBoundsError as error:
+    except JSONBoundsError as error:
         raise ScriptError(f"{source}: /: expected a JSON document this reader can take, found {error.reason}") from None
     except (OSError, UnicodeDecodeError) as error:
         reason = error.strerror if isinstance(error, OSError) and error.strerror else str(error)
@@ -385,7 +385,7 @@ def load_script(path: Path) -> Script:
         ) from error
     try:
         data = jsonbounds.loads(text)
-    except jsonbounds.JSONBoundsError as error:
+    except JSONBoundsError as error:
         raise ScriptError(f"{source}: {error.pointer or '/'}: expected JSON this reader can take, found {error.reason}") from None
     except json.JSONDecodeError as error:
         raise ScriptError(

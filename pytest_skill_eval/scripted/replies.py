@@ -34,11 +34,11 @@ from pytest_skill_eval.scripted.format import (
     Not,
     Placeholder,
     Script,
+    ScriptTurn,
     SkillDescriptionContains,
     SkillListed,
     Step,
     SystemPromptContains,
-    Turn,
     UserMessageContains,
     parse_placeholder,
 )
@@ -83,7 +83,7 @@ class PlannedToolCall:
 
 
 @dataclass(frozen=True, slots=True)
-class Usage:
+class ReplyUsage:
     """Deterministic token counts reported in the stream's final usage chunk.
 
     ``prompt_tokens`` are the uncached input tokens; ``cache_read`` and ``cache_write`` come
@@ -121,7 +121,7 @@ class Reply:
     text: str
     tool_calls: tuple[PlannedToolCall, ...]
     fault: Fault | None
-    usage: Usage
+    usage: ReplyUsage
     #: the emulated latency of a message reply: the step's settings over the script's
     #: ``latency`` (the server fills what is still unset); faults are never delayed
     latency: Latency = Latency()
@@ -228,11 +228,11 @@ def plan_reply(
     prompt_tokens = len(json.dumps(request_body, separators=(",", ":"))) // 4
     base = Reply(
         turn=turn, step=step, outcome="exhausted", source=None, rule=None, text="",
-        tool_calls=(), fault=None, usage=Usage(prompt_tokens, 0),
+        tool_calls=(), fault=None, usage=ReplyUsage(prompt_tokens, 0),
     )
 
     def text_stop(text: str, **changes: Any) -> Reply:
-        return replace(base, text=text, usage=Usage(prompt_tokens, len(text) // 4), latency=script.latency,
+        return replace(base, text=text, usage=ReplyUsage(prompt_tokens, len(text) // 4), latency=script.latency,
                        **changes)
 
     if turn == 0:
@@ -276,7 +276,7 @@ def plan_reply(
         )
     completion = text + "".join(call.name + call.arguments for call in calls)
     extra = chosen.usage
-    usage = Usage(prompt_tokens, len(completion) // 4 + extra.reasoning, extra.cache_read, extra.cache_write,
+    usage = ReplyUsage(prompt_tokens, len(completion) // 4 + extra.reasoning, extra.cache_read, extra.cache_write,
                   extra.reasoning)
     return replace(
         base, outcome="scripted", source=chosen.pointer, rule=rule, text=text, tool_calls=calls, usage=usage,
@@ -286,7 +286,7 @@ def plan_reply(
 
 
 def _select_steps(
-    turn: Turn, conversation: Conversation, arm: Arm, turn_number: int
+    turn: ScriptTurn, conversation: Conversation, arm: Arm, turn_number: int
 ) -> tuple[int | None, tuple[Step, ...], str]:
     for index, rule in enumerate(turn.rules):
         if holds(rule.when, conversation):

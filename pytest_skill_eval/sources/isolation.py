@@ -16,7 +16,7 @@ from typing import Any, Literal, Protocol
 from pytest_skill_eval.definitions.model import ExtensionBundle, Group, Variant
 from pytest_skill_eval.errors import InvalidVariant, SkillEvalError, SourceError
 from pytest_skill_eval.evidence import store
-from pytest_skill_eval.sources.redaction import unsafe_reason
+from pytest_skill_eval.redaction import unsafe_reason
 from pytest_skill_eval.sources.snapshots import SourceIdentity
 
 #: copies one declared path (skill or context) of a variant's source to a destination

@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.commands.check import check_path
+from pytest_skill_eval.services.check import check_path
 
 from .support import SUITE, git, skill_eval, skill_repo
 
@@ -293,8 +293,8 @@ def test_init_writes_files_the_umask_allows(tmp_path: Path, umask: Callable[[int
 @pytest.mark.parametrize(("mask", "expected"), [(0o022, 0o644), (0o077, 0o600)])
 def test_the_html_report_follows_the_umask_and_evidence_stays_private(tmp_path: Path, umask: Callable[[int], None],
                                                                       mask: int, expected: int) -> None:
-    from pytest_skill_eval.commands.report import write_report
     from pytest_skill_eval.evidence import store
+    from pytest_skill_eval.services.report import write_report
 
     result = tmp_path / ".skill-eval" / "runs" / "20261203120000-0123abcd"
     umask(mask)

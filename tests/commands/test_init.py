@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.commands.check import check_path
 from pytest_skill_eval.commands.init import init_skill
 from pytest_skill_eval.definitions.loading import load_definition, load_suite_groups
 from pytest_skill_eval.definitions.model import Suite
 from pytest_skill_eval.errors import InitRefused, SkillFileError
+from pytest_skill_eval.services.check import check_path
 
 from .support import SUITE, WRITTEN, git, skill_eval, skill_repo, tree
 

@@ -22,7 +22,6 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from pytest_skill_eval.commands.check import check_path
 from pytest_skill_eval.definitions.loading import (
     definition_kind,
     load_definition,
@@ -34,6 +33,7 @@ from pytest_skill_eval.definitions.model import Group, Suite
 from pytest_skill_eval.errors import DefinitionError
 from pytest_skill_eval.evidence.layout import group_dir_name
 from pytest_skill_eval.paths import MAX_SEGMENT_BYTES, unsafe_character
+from pytest_skill_eval.services.check import check_path
 
 from .support import BASES, spec_doc, write_json, write_suite_tree
 

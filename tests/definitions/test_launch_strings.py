@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.commands.check import check_path
 from pytest_skill_eval.definitions.loading import load_group
 from pytest_skill_eval.definitions.rules import check_group_document
 from pytest_skill_eval.errors import DefinitionError, ScriptError
 from pytest_skill_eval.execlimits import MAX_ARG_STRLEN, MAX_EXEC_TOTAL
 from pytest_skill_eval.host.models import ModelRouter
+from pytest_skill_eval.services.check import check_path
 
 from .support import apply_edits, spec_doc, write_json
 

@@ -24,10 +24,10 @@ from pytest_skill_eval.host.install import HostInstallation
 from pytest_skill_eval.host.launch import LaunchPlan
 from pytest_skill_eval.host.models import REQUEST_HISTORY
 from pytest_skill_eval.host.protocol import Record, build_turn, parse_record
+from pytest_skill_eval.redaction import EventLines, Redactor, redact_events
 from pytest_skill_eval.scripted.pacing import Latency
-from pytest_skill_eval.scripted.replies import PlannedToolCall, Reply, Usage
+from pytest_skill_eval.scripted.replies import PlannedToolCall, Reply, ReplyUsage
 from pytest_skill_eval.scripted.server import RequestRecord, ScriptedModelServer
-from pytest_skill_eval.sources.redaction import EventLines, Redactor, redact_events
 
 SECRET = "TOKENVALUE-0123456789"
 DELTAS = 3000
@@ -210,7 +210,7 @@ def test_the_stand_in_paces_a_lazily_built_stream_as_the_whole_list(latency: Lat
     from pytest_skill_eval.scripted.server import _paced
 
     call = PlannedToolCall("call-1", "write", json.dumps({"path": "a.txt", "content": "y" * 300}))
-    reply = Reply(1, 1, "scripted", None, None, "x" * 1000 + " done", (call,), None, Usage(10, 20))
+    reply = Reply(1, 1, "scripted", None, None, "x" * 1000 + " done", (call,), None, ReplyUsage(10, 20))
     whole = stream_chunks(reply, "m", "id")
     expected = list(zip(whole, schedule([output_chars(c) for c in whole], latency), strict=True))
     assert list(_paced(iter_chunks(reply, "m", "id"), latency)) == expected

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.sources.redaction import MARKER, Redactor, redact_events, unsafe_reason
+from pytest_skill_eval.redaction import MARKER, Redactor, redact_events, unsafe_reason
 
 SECRET = 'a"b\\c\nd-ü-секрет'
 

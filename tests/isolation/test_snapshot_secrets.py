@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.sources.redaction import MARKER
+from pytest_skill_eval.redaction import MARKER
 
 from .test_redaction import AUTH, SECRETS, SKILL, SPLIT, _group, _leaks, _setup, _write, scratch
 

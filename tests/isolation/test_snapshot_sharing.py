@@ -18,7 +18,7 @@ from pytest_skill_eval.evidence.reader import load_observation, load_tree
 from pytest_skill_eval.evidence.run_records import ManifestEntry
 from pytest_skill_eval.grading.workspace import changed_files
 from pytest_skill_eval.observation import FileTree
-from pytest_skill_eval.sources.redaction import Redactor
+from pytest_skill_eval.redaction import Redactor
 
 
 def _settle() -> None:

@@ -9,7 +9,7 @@ from pathlib import Path
 from policy.test_policy_table import verdict
 
 from pytest_skill_eval.evidence.records import ResultRecord
-from pytest_skill_eval.plugin.step_summary import STEP_SUMMARY_ENV, append_step_summary, result_usage, step_summary
+from pytest_skill_eval.services.step_summary import STEP_SUMMARY_ENV, append_step_summary, result_usage, step_summary
 from pytest_skill_eval.usage import Usage, VariantUsage
 
 

@@ -157,10 +157,10 @@ def test_batch_summary_ignores_a_killed_writers_leftovers(tmp_path: Path) -> Non
 
     groups = tmp_path / "groups"
     good = groups / "001-good"
-    from pytest_skill_eval.evidence.records import GroupRecord, VariantState
+    from pytest_skill_eval.evidence.records import GroupRecord, VariantStateRecord
     from pytest_skill_eval.grading.results import GroupGrade
 
-    done = VariantState("complete", None)
+    done = VariantStateRecord("complete", None)
     record = GroupRecord(id="good", position=1, path="good.json", suite=None, type="body", state="complete",
                          grade_state="graded", variants={"baseline": done, "candidate": done}, review_questions=())
     write_json(good / "group.json", record.to_json())

@@ -118,7 +118,7 @@ def test_usage_errors(project: Path, pytester: pytest.Pytester, args: list[str],
 
 def test_a_group_file_with_a_json_syntax_error_gets_the_located_error_check_gives(
         project: Path, pytester: pytest.Pytester) -> None:
-    from pytest_skill_eval.commands.check import check_path
+    from pytest_skill_eval.services.check import check_path
 
     broken = project / "groups" / "broken.json"
     broken.write_text('{\n  "schema_version": 1,\n  "kind": "group",\n  "id": "x",\n}\n')

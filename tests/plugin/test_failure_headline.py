@@ -12,7 +12,7 @@ from pytest_skill_eval.evidence.records import (
     TranscriptRecord,
     TranscriptTurn,
     Usage,
-    VariantState,
+    VariantStateRecord,
 )
 from pytest_skill_eval.grading.results import ComparisonResult, ExpectationResult, GroupGrade
 from pytest_skill_eval.observation import Turn
@@ -23,7 +23,7 @@ def _expectation(ident: str, variant: str, status: Any, observed: str, kind: str
     return ExpectationResult(ident, kind, variant, status, "x", observed)
 
 
-_DONE = VariantState("complete", None)
+_DONE = VariantStateRecord("complete", None)
 GROUP = GroupRecord(id="g", position=1, path="g.json", suite=None, type="body", state="complete", grade_state="graded",
                     variants={"baseline": _DONE, "candidate": _DONE}, review_questions=())
 GRADE = GroupGrade(

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.sources.redaction import MARKER
+from pytest_skill_eval.redaction import MARKER
 
 from .helpers import AFTER, BEFORE, GROUPS, read_json, result_dirs, suite, write_json
 

@@ -20,7 +20,6 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.commands.report import REPORT_FILE, load_report, write_report
 from pytest_skill_eval.evidence import records, store
 from pytest_skill_eval.grading.results import ComparisonResult, ExpectationResult, ExpectationStatus, GroupGrade
 from pytest_skill_eval.observation import ToolCall, Turn
@@ -35,6 +34,7 @@ from pytest_skill_eval.render.html import (
     turn_of,
 )
 from pytest_skill_eval.sameness import resource_key
+from pytest_skill_eval.services.report import REPORT_FILE, load_report, write_report
 
 PAYLOAD = "<script>window.__pwned='{}'</script><img src=x onerror=\"window.__pwned='{}'\">"
 HOSTILE_NAME = "<img src=x onerror=window.__pwned=1>.md"
@@ -182,7 +182,7 @@ def build_result(tmp_path: Path) -> Path:
     grade = GroupGrade("hostile", "graded", expectations,
                        (ComparisonResult("wrote", "baseline-wrote", "candidate-wrote", "fail-to-pass"),))
     _write(gdir / "grade.json", grade.to_json())
-    both = {"baseline": records.VariantState("complete", None), "candidate": records.VariantState("complete", None)}
+    both = {"baseline": records.VariantStateRecord("complete", None), "candidate": records.VariantStateRecord("complete", None)}
     group = records.GroupRecord(id="hostile", position=1, path=str(root / "groups/hostile.json"), suite=None,
                                 type="body", state="complete", grade_state="graded",
                                 variants=both,  # type: ignore[arg-type]
@@ -375,8 +375,8 @@ def test_partial_evidence_renders(hostile_result: Path, open_report: Any) -> Non
     _write(gdir / "baseline" / "run.json",
            records.RunRecord("baseline", "hostile", "not-selected", "excluded by variant selection").to_json())
     broken = hostile_result / "groups" / "002-invalid-broken"
-    invalid = {"baseline": records.VariantState("invalid", payload("reason")),
-               "candidate": records.VariantState("invalid", payload("reason"))}
+    invalid = {"baseline": records.VariantStateRecord("invalid", payload("reason")),
+               "candidate": records.VariantStateRecord("invalid", payload("reason"))}
     _write(broken / "group.json", records.InvalidGroupRecord(
         "groups/broken.json", 2, invalid, (payload("definition-error"),)).to_json())  # type: ignore[arg-type]
     (hostile_result / "result.json").unlink()

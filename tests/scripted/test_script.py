@@ -25,7 +25,7 @@ from pytest_skill_eval.scripted.format import (
     load_script,
     parse_script,
 )
-from pytest_skill_eval.scripted.replies import PlannedToolCall, Usage, holds, plan_reply
+from pytest_skill_eval.scripted.replies import PlannedToolCall, ReplyUsage, holds, plan_reply
 
 # A system prompt shaped exactly like pi 1.6's (abridged preamble), with XML-escaped values.
 SYSTEM_PROMPT = """You are a coding assistant running inside pi, a coding agent harness.
@@ -218,7 +218,7 @@ def test_first_matching_rule_picks_the_steps_and_placeholders_resolve() -> None:
     )
     assert reply.finish_reason == "tool_calls"
     completion = "Reading." + "".join(c.name + c.arguments for c in reply.tool_calls)
-    assert reply.usage == Usage(len(json.dumps(body, separators=(",", ":"))) // 4, len(completion) // 4)
+    assert reply.usage == ReplyUsage(len(json.dumps(body, separators=(",", ":"))) // 4, len(completion) // 4)
     assert reply.usage.total_tokens == reply.usage.prompt_tokens + reply.usage.completion_tokens
 
     second = plan_reply(script(READ_SKILL), request(user("go"), assistant_calls("read", "read"), tool("a"), tool("b")))

@@ -14,6 +14,7 @@ import json
 import pytest
 
 from pytest_skill_eval import jsonbounds
+from pytest_skill_eval.errors import JSONBoundsError
 
 from .cases import Case, case
 from .hostile import COMMANDS, Scene, edit_json
@@ -99,6 +100,6 @@ def test_the_bound_sits_above_what_the_tool_writes() -> None:
     """A document at the depth bound reads; one level more is refused, located."""
     at_bound = "[" * (jsonbounds.MAX_DEPTH - 1) + "{}" + "]" * (jsonbounds.MAX_DEPTH - 1)
     assert jsonbounds.loads(at_bound) is not None
-    with pytest.raises(jsonbounds.JSONBoundsError) as raised:
+    with pytest.raises(JSONBoundsError) as raised:
         jsonbounds.loads("[" + at_bound + "]")
     assert raised.value.pointer == "/0" * jsonbounds.MAX_DEPTH

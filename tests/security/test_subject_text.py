@@ -26,8 +26,8 @@ from xml.etree import ElementTree
 import pytest
 
 from pytest_skill_eval.host.install import CACHE_ENV, cache_dir
-from pytest_skill_eval.plugin.step_summary import step_summary
 from pytest_skill_eval.safe_text import escape_path, neutralise
+from pytest_skill_eval.services.step_summary import step_summary
 
 QUICKSTART = Path(__file__).resolve().parents[2] / "example_suites" / "quickstart"
 

@@ -12,7 +12,7 @@ import pytest
 
 from pytest_skill_eval.errors import EvidenceError
 from pytest_skill_eval.evidence import objects
-from pytest_skill_eval.sources.redaction import Redactor
+from pytest_skill_eval.redaction import Redactor
 
 
 def test_an_object_is_named_by_the_sha256_of_its_bytes(tmp_path: Path) -> None:

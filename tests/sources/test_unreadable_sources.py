@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.commands.check import check_path
 from pytest_skill_eval.errors import SourceError
+from pytest_skill_eval.services.check import check_path
 from pytest_skill_eval.sources.snapshots import GitSource, copy_working_tree
 
 SKILL = "---\nname: s\ndescription: S.\n---\nBody.\n"

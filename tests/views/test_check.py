@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.commands.check import Finding, GroupReport, check_path, render_report
+from pytest_skill_eval.services.check import Finding, GroupReport, check_path, render_report
 
 from .conftest import assert_snapshot, copy_suite
 

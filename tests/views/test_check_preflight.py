@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.commands.check import check_path
+from pytest_skill_eval.services.check import check_path
 
 from .conftest import copy_suite
 

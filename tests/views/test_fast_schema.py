@@ -21,7 +21,8 @@ from typing import Any
 import pytest
 
 from pytest_skill_eval import schemas
-from pytest_skill_eval.schemas.fast import Unsupported, bundle, lower
+from pytest_skill_eval.errors import Unsupported
+from pytest_skill_eval.schemas.fast import bundle, lower
 
 from .conftest import StoredRun
 

@@ -12,7 +12,7 @@ same questions up front, without starting anything:
 - do the fixture, bundles and every variant's skills and context snapshot as a run
   snapshots them (the same code: containment, symlinks, Git refs resolved to commits).
 
-The findings come from :mod:`.preflight` (I/O), then are rendered by the pure
+The findings come from :mod:`~pytest_skill_eval.engine.preflight` (I/O), then are rendered by the pure
 :func:`render_report`.
 """
 

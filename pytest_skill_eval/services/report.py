@@ -257,14 +257,14 @@ def _group(gdir: Path, result_dir: Path) -> ReportGroup:
     runs_dir = gdir
     if trials is not None:
         # a group run with trials: the aggregate, and trial 1 in full (the others are in trials/)
-        aggregate_path = layout.grade_file(gdir, cast(records.GroupRecord, record))
+        aggregate_path = records.grade_file(gdir, cast(records.GroupRecord, record))
         aggregate, found = read_checked(aggregate_path, parse_aggregate, _relative(aggregate_path, result_dir),
                                         root=result_dir)
         problems += found
         runs_dir = layout.trial_dir(gdir, 1)
         grade_path = layout.trial_grade_file(runs_dir)
     else:
-        grade_path = layout.grade_file(gdir, record) if record is not None else gdir / layout.GRADE_FILE
+        grade_path = records.grade_file(gdir, record) if record is not None else gdir / layout.GRADE_FILE
     grade, regrade = _newest_grade(runs_dir, grade_path, result_dir, problems)
     declared_all = (definition.definition.get("variants") or {}) if definition is not None else {}
     variants = tuple(
