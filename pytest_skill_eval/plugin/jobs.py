@@ -1,7 +1,7 @@
 """``--skill-eval-jobs K``: up to K groups of one pytest process at once, reported in item order.
 
 When the first group item runs, every selected group item from it on is queued to K
-threads (lanes), longest first (:func:`~pytest_skill_eval.plugin.session.start_order`). A lane takes the next queued group and runs it through the
+threads (lanes), longest first (:func:`~pytest_skill_eval.plugin.runner.start_order`). A lane takes the next queued group and runs it through the
 engine (:func:`~pytest_skill_eval.engine.group.run_group`: fixture, variants in order, each
 persisted before its counterpart starts, grade and group evidence last), then takes the
 next. pytest's own run loop is untouched: each item's setup waits for its group and judges

@@ -15,7 +15,7 @@ import pytest
 
 from pytest_skill_eval.errors import EvidenceError, GroupNotGraded
 from pytest_skill_eval.plugin.jobs import Job, LookAhead
-from pytest_skill_eval.plugin.session import start_order
+from pytest_skill_eval.plugin.runner import start_order
 
 WAIT = 30.0
 
