@@ -79,12 +79,12 @@ def pytest_configure(config: pytest.Config) -> None:
     if "server-poll" in changes:
         import socketserver
 
-        from pytest_skill_eval.scripted import server
+        from pytest_skill_eval.scripted import handler
 
         def serve_forever(self: Any, poll_interval: float = 0.5) -> None:
             socketserver.BaseServer.serve_forever(self, min(poll_interval, 0.01))
 
-        server._HTTPServer.serve_forever = serve_forever  # type: ignore[method-assign]
+        handler.ScriptedHTTPServer.serve_forever = serve_forever  # type: ignore[method-assign]
     if "no-dir-fsync" in changes:
         from pytest_skill_eval.evidence import store
 

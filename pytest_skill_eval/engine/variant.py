@@ -57,7 +57,7 @@ from pytest_skill_eval.host.protocol import (
     usage_totals,
 )
 from pytest_skill_eval.redaction import Redactor
-from pytest_skill_eval.scripted.server import ARM_HEADER
+from pytest_skill_eval.scripted.handler import ARM_HEADER
 from pytest_skill_eval.scripted.server import PROVIDER as SCRIPTED
 from pytest_skill_eval.sources.isolation import (
     GroupSources,

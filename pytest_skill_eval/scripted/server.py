@@ -14,35 +14,22 @@ Streams use chunked transfer encoding on keep-alive connections, so a scripted
 from __future__ import annotations
 
 import dataclasses
-import json
 import re
-import select
-import socket
 import threading
-import time
 from collections import deque
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler
+from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from pytest_skill_eval.errors import ScriptError
-from pytest_skill_eval.scripted import anthropic_messages, openai_responses
 from pytest_skill_eval.scripted.chat_completions import (
-    SERVER_NAME,
-    iter_chunks,
-    output_chars,
     stream_chunks,
-    text_chunk,
-    whole_completion,
 )
-from pytest_skill_eval.scripted.connections import TrackingHTTPServer
 from pytest_skill_eval.scripted.format import Script, load_script
-from pytest_skill_eval.scripted.pacing import Latency, due_times, model_seconds, schedule
-from pytest_skill_eval.scripted.replies import RETRY_AFTER_SECONDS, STAND_IN_TAG, Arm, Reply, plan_reply
-from pytest_skill_eval.scripted.wires import APIS, ID_PREFIX, PATHS, WIRES, Api, fault_status, request_problem
+from pytest_skill_eval.scripted.handler import HANDLER_THREAD_NAME, RequestRecord, ScriptedHTTPServer
+from pytest_skill_eval.scripted.pacing import Latency
+from pytest_skill_eval.scripted.wires import APIS, ID_PREFIX, Api
 
 __all__ = [
     "APIS",
@@ -64,42 +51,8 @@ API_KEY = "scripted-stand-in"
 """A literal, non-secret key: pi only lists providers that have one."""
 
 DISPLAY_NAME = "Scripted stand-in (not a real model)"
-HANDLER_THREAD_NAME = "scripted-model-request"
-#: the request header naming the arm a request comes from: ``<group>/<variant>/<trial>``
-ARM_HEADER = "x-skill-eval-arm"
-#: The faults that fail a request with an HTTP error before anything is streamed.
-_STATUS_FAULTS = ("http-500", "rate-limit", "overloaded")
 _MODEL_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]*")
-_STALL_POLL_SECONDS = 0.05
 _JOIN_SECONDS = 2.0
-
-
-@dataclass(frozen=True, slots=True)
-class RequestRecord:
-    """One request the server answered, kept in memory for tests and diagnostics.
-
-    ``reply`` is ``None`` when the request never reached a script (bad path, bad body,
-    unregistered model); ``error`` then says why. ``body`` is the decoded request when the
-    server was asked to keep bodies (``keep_bodies=True``, for tests), else ``None``: every
-    request repeats the whole conversation, so keeping them all grows with calls squared.
-    """
-
-    model: str | None
-    status: int
-    reply: Reply | None
-    error: str | None
-    body: Any
-    #: the wire format of the request's path
-    api: Api = "openai-completions"
-    #: the request headers, names in lower case (tests check the credential pi sent)
-    headers: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
-    #: the ``x-skill-eval-arm`` header the request carried (``<group>/<variant>/<trial>``)
-    arm: str | None = None
-    #: ``time.monotonic()`` when the request's body had been read
-    received_at: float = 0.0
-    #: ``time.monotonic()`` after each write of the reply: every stream record, or the whole
-    #: body (filled while the reply is sent; the pacing of emulated latency shows here)
-    sent_at: list[float] = field(default_factory=list, compare=False, repr=False)
 
 
 class ScriptedModelServer:
@@ -130,7 +83,7 @@ class ScriptedModelServer:
         self._records: deque[RequestRecord] = deque(maxlen=history)
         self._responses = 0
         self._stopping = threading.Event()
-        self._httpd: _HTTPServer | None = None
+        self._httpd: ScriptedHTTPServer | None = None
         self._thread: threading.Thread | None = None
 
     # ------------------------------------------------------------------ lifecycle
@@ -140,7 +93,7 @@ class ScriptedModelServer:
         if self._httpd is not None:
             raise RuntimeError("the scripted model server is already started")
         self._stopping.clear()
-        self._httpd = _HTTPServer(self)
+        self._httpd = ScriptedHTTPServer(self)
         self._thread = threading.Thread(
             target=self._httpd.serve_forever,
             kwargs={"poll_interval": 0.01},  # stop() waits for one poll
@@ -280,304 +233,3 @@ class ScriptedModelServer:
         with self._lock:
             self._responses += 1
             return f"{ID_PREFIX[api]}{self._responses}"
-
-
-class _HTTPServer(TrackingHTTPServer):
-    """The server's socket: connection tracking, with the :class:`ScriptedModelServer` it serves."""
-
-    def __init__(self, owner: ScriptedModelServer) -> None:
-        super().__init__(_Handler, HANDLER_THREAD_NAME)
-        self.owner = owner
-
-
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-    server_version = SERVER_NAME
-    sys_version = ""
-    timeout = 600  # an idle keep-alive connection whose client vanished is closed eventually
-    server: _HTTPServer
-    _api: Api = "openai-completions"
-    _current: RequestRecord | None = None
-    _received = 0.0
-    _latency = Latency()
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Requests are recorded in memory (``requests()``), not printed."""
-
-    # ------------------------------------------------------------------ routing
-
-    def do_GET(self) -> None:
-        self._api = "openai-completions"
-        self._current = None
-        if self.path.rstrip("/") == "/v1/models":
-            owner = self.server.owner
-            models = [
-                {"id": name, "object": "model", "owned_by": SERVER_NAME}
-                for name in owner._registered()
-            ]
-            self._send_json(200, {"object": "list", "data": models})
-        else:
-            self._send_error(404, f"no such endpoint: GET {self.path}", "not_found")
-
-    def do_POST(self) -> None:
-        owner = self.server.owner
-        length = int(self.headers.get("Content-Length") or 0)
-        raw = self.rfile.read(length) if length > 0 else b""
-        self._received = time.monotonic()
-        self._current = None
-        self._latency = Latency()
-        self._api = api = PATHS.get(self.path.split("?")[0], "openai-completions")
-        if self.path.split("?")[0] not in PATHS:
-            self._reject(404, None, None, f"no such endpoint: POST {self.path}", "not_found")
-            return
-        try:
-            body = json.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as error:
-            self._reject(
-                400, None, None, f"request body is not JSON: {error}", "invalid_request_error"
-            )
-            return
-        problem = request_problem(api, body)
-        if problem is not None:
-            self._reject(400, None, body, problem, "invalid_request_error")
-            return
-        model = body["model"]
-        script = owner._script_for(model)
-        if script is None:
-            registered = ", ".join(owner._registered()) or "none"
-            self._reject(
-                404, model, body,
-                f"model {model!r} is not registered with the scripted stand-in server "
-                f"(registered: {registered})",
-                "model_not_found",
-            )
-            return
-        arm = self.headers.get(ARM_HEADER)
-        reply = plan_reply(script, body, WIRES[api].read_request(body) if api in WIRES else None,
-                           arm=arm_of(arm, owner.seed))
-        status = fault_status(api, reply.fault) if reply.fault in _STATUS_FAULTS else 200
-        self._current = record = RequestRecord(model, status, reply, None, body, api, self._header_record(), arm,
-                                               self._received)
-        owner._record(record)
-        response_id = owner._next_response_id(api)
-        # faults are never delayed; a message reply takes the server's settings where the script set none
-        self._latency = reply.latency if reply.fault is not None else reply.latency.over(owner.latency)
-        if self._wait_until(self._latency.first_token_delay or 0.0):
-            self._abandon()  # the server is stopping: no reply at all
-            return
-        if api == "openai-completions":
-            self._answer(reply, model, response_id, stream=body.get("stream") is True)
-        else:
-            self._answer_wire(api, reply, model, response_id, stream=body.get("stream") is True)
-
-    def _header_record(self) -> dict[str, str]:
-        return {name.lower(): value for name, value in self.headers.items()}
-
-    # ------------------------------------------------------------------ replies
-
-    def _answer(self, reply: Reply, model: str, response_id: str, *, stream: bool) -> None:
-        if reply.fault == "http-500":
-            self._send_error(500, f"{STAND_IN_TAG} scripted fault http-500", "server_error")
-            return
-        if reply.fault in _STATUS_FAULTS:
-            self._send_fault(reply)
-            return
-        if not stream:
-            if self._wait_until(self._whole_due(reply)):
-                self._abandon()
-                return
-            self._answer_whole(reply, model, response_id)
-            return
-        # a fault breaks the whole list; a plain reply is built as it is sent
-        chunks = stream_chunks(reply, model, response_id) if reply.fault is not None else []
-        self._start_stream()
-        try:
-            if reply.fault == "stall":
-                self._send_event(chunks[0])
-                self._wait_for_hang_up()
-                self._abandon()
-            elif reply.fault == "disconnect":
-                self._send_event(chunks[0])
-                self._send_event(text_chunk(chunks[0], f"{STAND_IN_TAG} partial reply before a disconnect"))
-                self._abandon()
-            elif reply.fault == "malformed":
-                self._send_event(chunks[0])
-                self._send_chunk(b'data: {"id": "' + response_id.encode() + b'", "choices": [\n\n')
-                for payload in chunks[1:]:
-                    self._send_event(payload)
-                self._finish_stream()
-            elif reply.fault == "no-finish-reason":
-                self._send_event(chunks[0])
-                self._send_event(text_chunk(chunks[0], f"{STAND_IN_TAG} reply without a finish_reason"))
-                self._send_event(chunks[-1])
-                self._finish_stream()
-            else:
-                payloads = chunks or iter_chunks(reply, model, response_id)
-                for payload, due in _paced(payloads, self._latency):
-                    if self._wait_until(due):
-                        self._abandon()
-                        return
-                    self._send_event(payload)
-                self._finish_stream()
-        except OSError:
-            self.close_connection = True  # the client went away; nothing left to tell it
-
-    def _answer_whole(self, reply: Reply, model: str, response_id: str) -> None:
-        """A non-streaming reply, for plain HTTP clients (pi always streams)."""
-        if reply.fault in ("stall", "disconnect"):
-            if reply.fault == "stall":
-                self._wait_for_hang_up()
-            self._abandon()
-            return
-        if reply.fault == "malformed":
-            truncated = b'{"id": "' + response_id.encode() + b'", "choices": ['
-            self._send_bytes(200, truncated, "application/json")
-            return
-        self._send_json(200, whole_completion(reply, model, response_id))
-
-    def _answer_wire(self, api: Api, reply: Reply, model: str, response_id: str, *, stream: bool) -> None:
-        """A reply in the Anthropic Messages or OpenAI Responses format, faults included."""
-        wire = WIRES[api]
-        if reply.fault in _STATUS_FAULTS:
-            self._send_fault(reply)
-            return
-        if reply.fault in ("stall", "disconnect") or (reply.fault == "malformed" and not stream):
-            if stream:
-                self._start_stream()
-            try:
-                for record in wire.stream_records(reply, model, response_id) if stream else ():
-                    self._send_chunk(record)
-                if reply.fault == "stall":
-                    self._wait_for_hang_up()
-            except OSError:
-                pass
-            self._abandon()
-            return
-        if not stream:
-            if self._wait_until(self._whole_due(reply)):
-                self._abandon()
-                return
-            self._send_json(200, wire.whole(reply, model, response_id))
-            return
-        records = wire.stream_records(reply, model, response_id)
-        due = schedule([wire.output_chars(record) for record in records], self._latency)
-        self._start_stream()
-        try:
-            for record, at in zip(records, due, strict=True):
-                if self._wait_until(at):
-                    self._abandon()
-                    return
-                self._send_chunk(record)
-            self.wfile.write(b"0\r\n\r\n")
-        except OSError:
-            self.close_connection = True
-
-    def _wait_until(self, offset: float) -> bool:
-        """Wait until *offset* seconds after the request arrived; True when the server is stopping."""
-        remaining = self._received + offset - time.monotonic()
-        return self.server.owner._stopping.wait(remaining) if remaining > 0 else self.server.owner._stopping.is_set()
-
-    def _whole_due(self, reply: Reply) -> float:
-        """When a non-streamed reply is due: once its last token would have been streamed."""
-        chars = len(reply.text) + sum(len(call.name) + len(call.arguments) for call in reply.tool_calls)
-        return model_seconds(chars, self._latency)
-
-    def _start_stream(self) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-cache")
-        self.send_header("Transfer-Encoding", "chunked")
-        self.end_headers()
-
-    def _send_fault(self, reply: Reply) -> None:
-        """The HTTP error of a ``rate-limit``, ``overloaded`` or ``http-500`` fault in this wire's words."""
-        assert reply.fault is not None
-        status, body = WIRES.get(self._api, openai_responses).fault_error(reply.fault)
-        extra = {"retry-after": str(RETRY_AFTER_SECONDS)} if reply.fault == "rate-limit" else {}
-        self._send_json(status, body, extra)
-
-    def _reject(self, status: int, model: str | None, body: Any, message: str, code: str) -> None:
-        self.server.owner._record(RequestRecord(model, status, None, message, body, self._api, self._header_record()))
-        self._send_error(status, message, code)
-
-    # -------------------------------------------------------------------- wire
-
-    def _send_error(self, status: int, message: str, code: str) -> None:
-        if self._api == "anthropic-messages":
-            self._send_json(status, anthropic_messages.error_body(status, message))
-            return
-        kind = "server_error" if status >= 500 else "invalid_request_error"
-        self._send_json(status, {"error": {"message": message, "type": kind, "code": code}})
-
-    def _send_json(self, status: int, payload: Any, headers: dict[str, str] | None = None) -> None:
-        data = json.dumps(payload, ensure_ascii=False).encode()
-        self._send_bytes(status, data, "application/json", headers)
-
-    def _send_bytes(self, status: int, data: bytes, content_type: str, headers: dict[str, str] | None = None) -> None:
-        self.send_response(status)
-        self.send_header("Content-Type", content_type)
-        self.send_header("Content-Length", str(len(data)))
-        for name, value in (headers or {}).items():
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(data)
-        self._sent()
-
-    def _send_event(self, payload: dict[str, Any]) -> None:
-        self._send_chunk(b"data: " + json.dumps(payload, ensure_ascii=False).encode() + b"\n\n")
-
-    def _send_chunk(self, data: bytes) -> None:
-        self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
-        self._sent()
-
-    def _sent(self) -> None:
-        if self._current is not None:
-            self._current.sent_at.append(time.monotonic())
-
-    def _finish_stream(self) -> None:
-        self._send_chunk(b"data: [DONE]\n\n")
-        self.wfile.write(b"0\r\n\r\n")
-
-    def _wait_for_hang_up(self) -> None:
-        """Block until the client closes the connection or the server stops."""
-        stopping = self.server.owner._stopping
-        while not stopping.is_set():
-            readable, _, _ = select.select([self.connection], [], [], _STALL_POLL_SECONDS)
-            if readable:
-                try:
-                    if not self.connection.recv(1, socket.MSG_PEEK):
-                        return
-                except OSError:
-                    return
-                return  # the client sent something mid-stall; treat it as giving up
-
-    def _abandon(self) -> None:
-        """Drop the connection without ending the response (no terminating chunk)."""
-        self.close_connection = True
-        try:
-            self.connection.shutdown(socket.SHUT_RDWR)
-        except OSError:
-            pass
-
-
-def _paced(payloads: Iterable[dict[str, Any]], latency: Latency) -> Iterator[tuple[dict[str, Any], float]]:
-    """Each chat-completions payload with the time it is due (:func:`~.pacing.due_times`)."""
-    items = iter(payloads)
-    pending: list[dict[str, Any]] = []
-
-    def chars() -> Iterator[int]:
-        for payload in items:
-            pending.append(payload)
-            yield output_chars(payload)
-
-    for due in due_times(chars(), latency):
-        yield pending.pop(), due
-
-
-def arm_of(header: str | None, seed: str) -> Arm:
-    """The arm an ``x-skill-eval-arm: <group>/<variant>/<trial>`` header names (an arm with
-    only the seed when the header is absent or not of that form)."""
-    parts = (header or "").rsplit("/", 2)
-    if len(parts) == 3 and parts[2].isascii() and parts[2].isdigit():
-        return Arm(seed, parts[0], parts[1], int(parts[2]))
-    return Arm(seed)

@@ -206,8 +206,8 @@ def test_the_stand_in_keeps_a_window_of_requests() -> None:
 @pytest.mark.parametrize("latency", [Latency(), Latency(0.5, 40.0), Latency(None, 7.0)])
 def test_the_stand_in_paces_a_lazily_built_stream_as_the_whole_list(latency: Latency) -> None:
     from pytest_skill_eval.scripted.chat_completions import iter_chunks, output_chars, stream_chunks
+    from pytest_skill_eval.scripted.handler import _paced
     from pytest_skill_eval.scripted.pacing import schedule
-    from pytest_skill_eval.scripted.server import _paced
 
     call = PlannedToolCall("call-1", "write", json.dumps({"path": "a.txt", "content": "y" * 300}))
     reply = Reply(1, 1, "scripted", None, None, "x" * 1000 + " done", (call,), None, ReplyUsage(10, 20))

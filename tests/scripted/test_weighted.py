@@ -8,8 +8,8 @@ import pytest
 
 from pytest_skill_eval.errors import ScriptError
 from pytest_skill_eval.scripted.format import parse_script
+from pytest_skill_eval.scripted.handler import arm_of
 from pytest_skill_eval.scripted.replies import Arm, plan_reply
-from pytest_skill_eval.scripted.server import arm_of
 
 from .test_script import assistant_calls, request, tool, user
 
