@@ -11,7 +11,8 @@ from typing import Any, cast
 
 from pytest_skill_eval.definitions.model import VARIANTS, Group, Suite, VariantName
 from pytest_skill_eval.engine.config import EngineConfig, GroupRunOutcome, VariantOutcome
-from pytest_skill_eval.engine.variant import persist_state, run_variant
+from pytest_skill_eval.engine.variant import run_variant
+from pytest_skill_eval.engine.variant_evidence import persist_state
 from pytest_skill_eval.errors import (
     EvidenceError,
     SkillEvalError,

@@ -16,18 +16,18 @@ from __future__ import annotations
 import json
 import os
 import shutil
-import stat
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 from pytest_skill_eval.credentials import explain_host_failure
 from pytest_skill_eval.definitions.model import Group, Variant, VariantName
 from pytest_skill_eval.engine import confine
 from pytest_skill_eval.engine.config import GUARD_PREFIX, EngineConfig, VariantOutcome
 from pytest_skill_eval.engine.events import EventsFile
+from pytest_skill_eval.engine.variant_evidence import VariantEvidence
 from pytest_skill_eval.errors import (
     HostError,
     InvalidVariant,
@@ -35,7 +35,7 @@ from pytest_skill_eval.errors import (
     ScriptError,
     SourceError,
 )
-from pytest_skill_eval.evidence import layout, objects, records, store
+from pytest_skill_eval.evidence import records, store
 from pytest_skill_eval.evidence.records import RunRecord
 from pytest_skill_eval.grading.kinds import WORKSPACE_KINDS
 from pytest_skill_eval.host.driver import HostRun, run_json, run_rpc
@@ -70,110 +70,6 @@ from pytest_skill_eval.sources.isolation import (
 def _inherited(group: Group, env: Mapping[str, str]) -> dict[str, str]:
     """The inherited variables' values, or :class:`InvalidVariant` (shared with the pre-run check)."""
     return inherited_values(group, env)
-
-
-@dataclass(slots=True)
-class VariantEvidence:
-    """The evidence directory of one run: every file redacted as it is written, counted."""
-
-    run_dir: Path
-    redactor: Redactor
-    redactions: dict[str, int] = field(default_factory=dict)
-    snapshots: store.SnapshotCache = field(default_factory=store.SnapshotCache)
-    #: the result directory whose ``objects/`` store holds the run's inputs (None: not stored)
-    result_dir: Path | None = None
-    stored: dict[str, records.StoredFile] = field(default_factory=dict)
-    script: records.StoredScript | None = None
-
-    def store_inputs(self, base: Path, top: str) -> None:
-        """Every file under ``base/top`` as the variant gets it, into the result's object store.
-
-        Redacted like every other evidence byte: a secret in an input is stored as the marker
-        (and counted under ``snapshot/<path>``), so a rerun sees the marker there.
-        """
-        if self.result_dir is None:
-            return
-        files, counts = objects.store_tree(self.result_dir, base, top,
-                                           self.redactor.data if self.redactor.active else None)
-        self.stored.update({rel: records.StoredFile(digest, mode) for rel, (digest, mode) in files.items()})
-        for rel, n in counts.items():
-            self.count(f"snapshot/{rel}", n)
-
-    def store_script(self, model: str, path: Path, shown: str) -> None:
-        """The scripted stand-in's script (read from *path*, named *shown*), into the object store."""
-        if self.result_dir is None:
-            return
-        data, n = self.redactor.data(path.read_bytes()) if self.redactor.active else (path.read_bytes(), 0)
-        self.count(f"snapshot/script/{shown}", n)
-        self.script = records.StoredScript(model, shown, objects.put(self.result_dir, data))
-
-    def count(self, rel: str, n: int) -> None:
-        if n:
-            self.redactions[rel] = self.redactions.get(rel, 0) + n
-
-    def store_snapshot_inputs(self, rel: str, top: str, taken: store.Snapshot) -> None:
-        """The regular files of the evidence snapshot *rel* (just taken, see :meth:`snapshot`) into
-        the object store as inputs under *top*, each linked to its evidence file, not copied again.
-
-        The snapshot's bytes are the redacted inputs, exactly what :meth:`store_inputs` would
-        store, so the fixture costs its size once in the evidence instead of twice.
-        """
-        if self.result_dir is None:
-            return
-        tree = self.run_dir / rel
-        for path_in_tree, stored in taken.files.items():
-            source = tree / path_in_tree
-            info = source.lstat()
-            if not stat.S_ISREG(info.st_mode):
-                continue
-            name = f"{top}/{path_in_tree}"
-            digest = objects.put_link(self.result_dir, source, stored.sha256)
-            self.stored[name] = records.StoredFile(digest, f"{stat.S_IMODE(info.st_mode):o}")
-            if taken.counts.get(path_in_tree):
-                self.count(f"snapshot/{name}", taken.counts[path_in_tree])
-
-    def snapshot(self, src: Path, rel: str) -> store.Snapshot:
-        """A workspace or session copy into evidence, each file redacted as it is written, then
-        its manifest (``<rel>.manifest.json``) beside it.
-
-        A file an earlier snapshot of this group already stored unchanged is hard-linked to
-        that evidence file instead of written again (:class:`~.store.SnapshotCache`); links
-        join evidence files only, never the live workspace.
-        """
-        active = self.redactor.active
-        taken = store.copy_tree_atomic(src, self.run_dir / rel, self.redactor.data if active else None,
-                                       self.snapshots, self.redactor.secrets if active else None)
-        self.redactions.update({f"{rel}/{k}": v for k, v in taken.counts.items()})
-        manifest = records.ManifestRecord(dict(taken.files))  # the entries are the manifest's own
-        # not passed through the redactor: the manifest names the stored files as they are named
-        # in the tree, and its digests are of the already redacted bytes
-        store.write_atomic(layout.manifest_file(self.run_dir / rel), manifest.to_bytes(), sync_dir=False)
-        return taken
-
-    def write_text(self, rel: str, text: str) -> None:
-        clean, n = self.redactor.text(text)
-        self.count(rel, n)
-        store.write_atomic(self.run_dir / rel, clean.encode("utf-8"), sync_dir=False)
-
-    def write_json(self, rel: str, value: Any, *, sync_dir: bool = False) -> None:
-        clean, n = self.redactor.json(value)
-        self.count(rel, n)
-        store.write_json(self.run_dir / rel, clean, sync_dir=sync_dir)
-
-    def finish(self, record: RunRecord) -> VariantOutcome:
-        """``run.json``, written last, with the one directory fsync that makes every rename durable."""
-        record = replace(record, redactions=dict(self.redactions))
-        if self.stored or self.script is not None:
-            record = replace(record, snapshot=records.SnapshotRecord(dict(self.stored), self.script))
-        store.write_json(self.run_dir / "run.json", self.redactor.json(record.to_json())[0])
-        return VariantOutcome(record.variant, record.state, record.reason, self.run_dir)
-
-
-def persist_state(run_dir: Path, group: Group, name: VariantName, state: str, reason: str) -> VariantOutcome:
-    """A variant that never started: ``run.json`` with its state and why."""
-    record = RunRecord(variant=name, group=group.id, state=cast(records.RunState, state), reason=reason)
-    store.write_json(run_dir / "run.json", record.to_json())
-    return VariantOutcome(name, state, reason, run_dir)
 
 
 def runtime_echo(group: Group) -> dict[str, Any]:
