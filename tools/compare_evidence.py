@@ -175,8 +175,25 @@ def _result_key(path: Path) -> str:
     return RESULT_ID.sub("<result-id>", path.as_posix())
 
 
+def _install_paths(python: Path) -> list[tuple[str, str]]:
+    """Where *python*'s plugin and environment live, read as placeholders: confinement puts
+    the interpreter and the wrapper (``host/landlock.py``) on every run's argv, and two
+    checkouts being compared live in different directories."""
+    code = "import os, sys, pytest_skill_eval as p; print(os.path.dirname(p.__file__)); print(sys.prefix)"
+    package, prefix = subprocess.run([str(python), "-c", code], capture_output=True, text=True,
+                                     check=True).stdout.splitlines()
+    return [(package, "<package>"), (prefix, "<venv>")]
+
+
+def _placed(text: str, paths: list[tuple[str, str]]) -> str:
+    for path, placeholder in paths:
+        text = text.replace(path, placeholder)
+    return text
+
+
 def snapshot(python: Path, out: Path) -> None:
     digest: dict[str, str] = {}
+    paths = _install_paths(python)
     with tempfile.TemporaryDirectory(prefix="compare-evidence-") as tmp:
         for name in SUITES:
             suite = Path(tmp) / name
@@ -190,7 +207,7 @@ def snapshot(python: Path, out: Path) -> None:
             for path in sorted(runs.rglob("*")):
                 if path.is_file() and not path.is_symlink():
                     rel = f"{name}/{_result_key(path.relative_to(runs))}"
-                    digest[rel] = _entry(path, str(suite))
+                    digest[rel] = _placed(_entry(path, str(suite)), paths)
                 elif path.is_symlink():
                     digest[f"{name}/{_result_key(path.relative_to(runs))}"] = "symlink:" + str(path.readlink())
     out.write_text(json.dumps(digest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
