@@ -180,7 +180,7 @@ def _install_paths(python: Path) -> list[tuple[str, str]]:
     the interpreter and the wrapper (``host/landlock.py``) on every run's argv, and two
     checkouts being compared live in different directories."""
     code = "import os, sys, pytest_skill_eval as p; print(os.path.dirname(p.__file__)); print(sys.prefix)"
-    package, prefix = subprocess.run([str(python), "-c", code], capture_output=True, text=True,
+    package, prefix = subprocess.run([str(python), "-I", "-c", code], capture_output=True, text=True,
                                      check=True).stdout.splitlines()
     return [(package, "<package>"), (prefix, "<venv>")]
 
