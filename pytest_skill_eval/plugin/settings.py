@@ -8,6 +8,7 @@ bad value is a usage error naming the option or ini setting, what it expects and
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import secrets
@@ -59,6 +60,9 @@ def run_settings(config: pytest.Config, worker_seed: str | None = None) -> RunSe
     reruns = int(_value(config, "skill_eval_rerun_infra", "--skill-eval-rerun-infra", _reruns) or 0)
     jobs = int(_value(config, "skill_eval_jobs", "--skill-eval-jobs", _jobs) or 1)
     repeats = _value(config, "skill_eval_repeat_limit", "--skill-eval-repeat-limit", _repeat_limit)
+    models = config.getoption("skill_eval_models")
+    if models:
+        check_models_file(Path(models))
     return RunSettings(count, seed, given is not None, DEFAULT_PASS_RATE if pass_rate is None else pass_rate,
                          DEFAULT_ALPHA if alpha is None else alpha,
                          _default_provider_timeout() if timeout is None else timeout, reruns, jobs,
@@ -192,3 +196,44 @@ def confinement_settings(config: pytest.Config) -> ConfinementSettings:
             raise pytest.UsageError(f"--skill-eval-allow-net {exc}") from None
     guard = os.environ.get(GUARD_OFF_ENV) != GUARD_OFF_VALUE
     return Settings(cast(Mode, mode), tuple(reads), tuple(nets), guard)
+
+
+def check_models_file(path: Path) -> None:
+    """``--skill-eval-models FILE`` as pi's ``models.json``: a JSON object whose ``providers``
+    (if any) is an object of provider objects, read once before anything runs; anything else
+    is a usage error naming the file, where, what was expected and what was found."""
+    from pytest_skill_eval.jsonbounds import loads
+    from pytest_skill_eval.jsonpointer import child
+
+    where = f"--skill-eval-models {path}"
+    try:
+        data = loads(path.read_bytes())
+    except OSError as exc:
+        raise pytest.UsageError(f"{where}: cannot be read ({exc.strerror or exc}); give the path of pi's models.json") from None
+    except UnicodeDecodeError as exc:
+        raise pytest.UsageError(f"{where}: expected UTF-8 text, found byte 0x{exc.object[exc.start]:02x} at offset {exc.start}") from None
+    except json.JSONDecodeError as exc:
+        raise pytest.UsageError(f"{where}: line {exc.lineno} column {exc.colno}: expected JSON, found a syntax error ({exc.msg})") from None
+    except ValueError as exc:  # the bounds: too large, too deep
+        raise pytest.UsageError(f"{where}: expected JSON pi's models.json can be, found {exc}") from None
+    if not isinstance(data, dict):
+        raise pytest.UsageError(f"{where}: expected a JSON object (pi's models.json), found {_json_kind(data)}")
+    providers = data.get("providers", {})
+    if not isinstance(providers, dict):
+        raise pytest.UsageError(f"{where}: /providers: expected an object of providers by name, found {_json_kind(providers)}")
+    for name, provider in providers.items():
+        if not isinstance(provider, dict):
+            pointer = child("/providers", name)
+            raise pytest.UsageError(f"{where}: {pointer}: expected an object (a provider), found {_json_kind(provider)}")
+
+
+def _json_kind(value: object) -> str:
+    if isinstance(value, bool):
+        return "a boolean"
+    if value is None:
+        return "null"
+    if isinstance(value, dict):
+        return "an object"
+    if isinstance(value, list):
+        return "an array"
+    return "a string" if isinstance(value, str) else "a number"
