@@ -33,6 +33,7 @@ __all__ = [
     "contain_path",
     "normalize_relative",
     "resolve_within",
+    "shown",
     "unsafe_character",
 ]
 
@@ -144,3 +145,14 @@ def resolve_within(root: Path, rel: str, base: str = "") -> Path:
     """
     normal = normalize_relative(rel, base)
     return contain_path(root, root / normal, shown=rel)
+
+
+def shown(path: Path, root: Path | None) -> str:
+    """*path* as messages name it: slash-separated and relative to *root* when it lies
+    inside it (lexically, nothing resolved), else as given."""
+    if root is not None:
+        try:
+            return path.relative_to(root).as_posix()
+        except ValueError:
+            pass
+    return str(path)

@@ -38,6 +38,7 @@ from pytest_skill_eval.evidence.records import (
     VariantUsage,
 )
 from pytest_skill_eval.observation import FileTree
+from pytest_skill_eval.paths import shown
 from pytest_skill_eval.policy import Judgement
 from pytest_skill_eval.render.text import escape_path
 
@@ -283,7 +284,7 @@ def _copy_group(source: Path, dest: Path, result: Path, tree: tuple[Path, FileTr
             if tree is not None and os.lstat(here).st_nlink > 1:
                 rel = here.relative_to(tree[0]).as_posix()
                 if rel not in tree[1] or hashlib.sha256(data).hexdigest() != tree[1].digest(rel):
-                    raise EvidenceError(f"{escape_path(str(result))}: {safe_io.shown(here, result)}: expected a file "
+                    raise EvidenceError(f"{escape_path(str(result))}: {shown(here, result)}: expected a file "
                                         "of its own or the bytes its manifest records, found a hard link to other "
                                         "bytes: nothing was merged")
             fd = os.open(dest / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
@@ -292,7 +293,7 @@ def _copy_group(source: Path, dest: Path, result: Path, tree: tuple[Path, FileTr
             os.chmod(dest / name, stat.S_IMODE(os.lstat(here).st_mode) & 0o777 | stat.S_IRUSR)
         else:
             link = "; a stored result is never followed through a link" if kind == safe_io.SYMLINK else ""
-            raise EvidenceError(f"{escape_path(str(result))}: {safe_io.shown(here, result)}: expected a regular "
+            raise EvidenceError(f"{escape_path(str(result))}: {shown(here, result)}: expected a regular "
                                 f"file or directory, found {kind}{link}: nothing was merged")
 
 

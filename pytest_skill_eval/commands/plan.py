@@ -34,6 +34,7 @@ from pytest_skill_eval.evidence.reader import (
     read_checked,
     result_record,
 )
+from pytest_skill_eval.paths import shown
 from pytest_skill_eval.usage import Usage
 
 __all__ = ["StoredGroup", "comparison_ids", "group_model", "plan_definitions", "plan_path"]
@@ -130,12 +131,6 @@ def _model_usage(groups: Sequence[StoredGroup]) -> tuple[ModelUsage, ...]:
     return tuple(out)
 
 
-def _shown(path: Path, root: Path) -> str:
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return str(path)
-
 
 def plan_definitions(target: str, definition: Group | Suite, groups: Sequence[Group], root: Path, *,
                      effect: float, power: float, alpha: float, adjustment: Adjustment = "holm",
@@ -146,13 +141,13 @@ def plan_definitions(target: str, definition: Group | Suite, groups: Sequence[Gr
 
         def matches(record: records.GroupRecord) -> bool:
             return record.suite is not None and record.suite.id == suite_id and record.suite.path == suite_path
-        what = f"suite {suite_id} at {_shown(definition.path, root)}"
+        what = f"suite {suite_id} at {shown(definition.path, root)}"
     else:
         group_path = str(definition.path)
 
         def matches(record: records.GroupRecord) -> bool:
             return record.path == group_path
-        what = f"group {definition.id} at {_shown(definition.path, root)}"
+        what = f"group {definition.id} at {shown(definition.path, root)}"
 
     chosen: tuple[Path, list[StoredGroup]] | None = None
     skipped = 0
@@ -200,7 +195,7 @@ def plan_definitions(target: str, definition: Group | Suite, groups: Sequence[Gr
     if skipped:
         no_result += f" ({skipped} stored result(s) could not be read and were skipped)"
     if chosen is not None:
-        result_text = (f"result {chosen[0].name} ({_shown(chosen[0], root)}: it records {what}; "
+        result_text = (f"result {chosen[0].name} ({shown(chosen[0], root)}: it records {what}; "
                        f"{unchanged} of {len(groups)} group definition(s) unchanged since)")
     request = PlanRequest(effect, power, alpha, adjustment, tuple((g.id, group_model(g)) for g in groups),
                           tuple(comparisons), result_text, no_result, _model_usage(chosen[1]) if chosen else ())
@@ -219,5 +214,5 @@ def plan_path(path: Path, root: Path, *, effect: float, power: float, alpha: flo
         definition, groups = load_suite_groups(definition, root)
     else:
         groups = (definition,)
-    return plan_definitions(_shown(full, root), definition, groups, root, effect=effect, power=power, alpha=alpha,
+    return plan_definitions(shown(full, root), definition, groups, root, effect=effect, power=power, alpha=alpha,
                             adjustment=adjustment, result=result)

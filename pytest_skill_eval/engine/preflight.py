@@ -21,6 +21,7 @@ from pathlib import Path
 
 from pytest_skill_eval.definitions.model import VARIANTS, Group, VariantName
 from pytest_skill_eval.errors import ScriptError, SkillEvalError
+from pytest_skill_eval.paths import shown
 
 __all__ = ["Finding", "PreflightContext", "preflight_group", "problems_of"]
 
@@ -168,9 +169,9 @@ def model_findings(group: Group, ctx: PreflightContext) -> list[Finding]:
     try:
         script = load_script(path)
     except ScriptError as exc:
-        return [Finding(False, subject, f"script {_shown(path, ctx.root)} does not parse: {exc}", "/model/model")]
+        return [Finding(False, subject, f"script {shown(path, ctx.root)} does not parse: {exc}", "/model/model")]
     turns = len(script.turns)
-    return [Finding(True, subject, f"script {_shown(path, ctx.root)} parses ({turns} turn{'s' if turns != 1 else ''})",
+    return [Finding(True, subject, f"script {shown(path, ctx.root)} parses ({turns} turn{'s' if turns != 1 else ''})",
                     "/model/model")]
 
 
@@ -303,10 +304,3 @@ def _variant_findings(group: Group, name: VariantName, root: Path, scratch: Path
             findings.append(Finding(False, f"{name} context {i}", f"{exc} (the variant would be invalid)",
                                     f"{base}/context/{i}"))
     return ok
-
-
-def _shown(path: Path, root: Path) -> str:
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return str(path)

@@ -16,6 +16,7 @@ from pytest_skill_eval.errors import EvidenceError, Problem, Refused, json_text,
 from pytest_skill_eval.evidence import safe_io
 from pytest_skill_eval.evidence.store import write_atomic
 from pytest_skill_eval.jsonpointer import child
+from pytest_skill_eval.paths import shown
 
 RUNS_DIR = Path(".skill-eval") / "runs"
 SELECTION_FILE = "selection.json"
@@ -71,7 +72,7 @@ def group_dirs(result_dir: Path) -> list[Path]:
 
 def _refuse(path: Path, root: Path, kind: str, expected: str) -> NoReturn:
     link = "; a stored result is never followed through a link" if kind == safe_io.SYMLINK else ""
-    raise Refused(f"{safe_io.shown(path, root)}: expected {expected}, found {kind}{link}")
+    raise Refused(f"{shown(path, root)}: expected {expected}, found {kind}{link}")
 
 
 def group_record_file(group_dir: Path) -> Path | None:

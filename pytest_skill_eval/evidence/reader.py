@@ -16,6 +16,7 @@ from pytest_skill_eval.evidence.layout import manifest_file
 from pytest_skill_eval.grading.aggregate import TrialGrade
 from pytest_skill_eval.grading.results import GroupGrade
 from pytest_skill_eval.observation import FileTree, RunObservation
+from pytest_skill_eval.paths import shown
 from pytest_skill_eval.usage import Usage, VariantUsage, total
 
 
@@ -173,7 +174,7 @@ def load_tree(root: Path, result: Path | None = None) -> FileTree:
     if kind == safe_io.DIRECTORY:
         _list_tree(str(root), "", sizes, mtimes, linked)
     elif kind is not None and result is not None:
-        raise EvidenceError(f"{safe_io.shown(root, result)}: expected a directory, found {kind}; "
+        raise EvidenceError(f"{shown(root, result)}: expected a directory, found {kind}; "
                             "a stored result is never followed through a link")
     digests: dict[str, str] = {}
     manifest = manifest_file(root)
@@ -193,7 +194,7 @@ def load_tree(root: Path, result: Path | None = None) -> FileTree:
         if entries and result is not None:
             bad = layout.record_path_problems("evidence-manifest", {"files": entries})
             if bad:
-                raise EvidenceError("\n".join(p.render(safe_io.shown(manifest, result)) for p in bad))
+                raise EvidenceError("\n".join(p.render(shown(manifest, result)) for p in bad))
         for path, (size, digest) in (entries or {}).items():
             if sizes.get(path) == size and (mtimes[path] < written or (result is not None and path in linked)):
                 digests[path] = digest

@@ -31,7 +31,9 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from pytest_skill_eval import jsonbounds
+from pytest_skill_eval.definitions.document import file_kind
 from pytest_skill_eval.errors import EvidenceError, JSONBoundsError, Refused
+from pytest_skill_eval.paths import shown
 
 #: the largest single evidence file read whole (a record, a transcript, events, stderr): 256 MiB
 MAX_FILE_BYTES = 256 << 20
@@ -41,30 +43,12 @@ _FILE_FLAGS = os.O_RDONLY | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK
 
 FILE, DIRECTORY, SYMLINK = "a regular file", "a directory", "a symbolic link"
 
-_KINDS = (
-    (stat.S_ISREG, FILE),
-    (stat.S_ISDIR, DIRECTORY),
-    (stat.S_ISLNK, SYMLINK),
-    (stat.S_ISFIFO, "a FIFO (named pipe)"),
-    (stat.S_ISSOCK, "a socket"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-)
-
-
 def kind_of(mode: int) -> str:
-    """How messages name an entry of ``st_mode`` *mode* (``"a symbolic link"``, ``"a FIFO (named pipe)"``, ...)."""
-    return next((name for test, name in _KINDS if test(mode)), "a special file")
-
-
-def shown(path: Path, root: Path | None) -> str:
-    """*path* as messages name it: relative to the result when it lies inside *root*."""
-    if root is not None:
-        try:
-            return path.relative_to(root).as_posix() or "."
-        except ValueError:
-            pass
-    return str(path)
+    """How messages name an entry of ``st_mode`` *mode*: a regular file, a symbolic link, or what
+    :func:`~pytest_skill_eval.definitions.document.file_kind` names (a directory, a FIFO, ...)."""
+    if stat.S_ISREG(mode):
+        return FILE
+    return SYMLINK if stat.S_ISLNK(mode) else file_kind(mode)
 
 
 def _components(path: Path, root: Path | None) -> tuple[str, tuple[str, ...]]:

@@ -204,6 +204,7 @@ def check_models_file(path: Path) -> None:
     is a usage error naming the file, where, what was expected and what was found."""
     from pytest_skill_eval.jsonbounds import loads
     from pytest_skill_eval.jsonpointer import child
+    from pytest_skill_eval.schemas import describe
 
     where = f"--skill-eval-models {path}"
     try:
@@ -217,23 +218,11 @@ def check_models_file(path: Path) -> None:
     except ValueError as exc:  # the bounds: too large, too deep
         raise pytest.UsageError(f"{where}: expected JSON pi's models.json can be, found {exc}") from None
     if not isinstance(data, dict):
-        raise pytest.UsageError(f"{where}: expected a JSON object (pi's models.json), found {_json_kind(data)}")
+        raise pytest.UsageError(f"{where}: expected a JSON object (pi's models.json), found {describe(data)}")
     providers = data.get("providers", {})
     if not isinstance(providers, dict):
-        raise pytest.UsageError(f"{where}: /providers: expected an object of providers by name, found {_json_kind(providers)}")
+        raise pytest.UsageError(f"{where}: /providers: expected an object of providers by name, found {describe(providers)}")
     for name, provider in providers.items():
         if not isinstance(provider, dict):
             pointer = child("/providers", name)
-            raise pytest.UsageError(f"{where}: {pointer}: expected an object (a provider), found {_json_kind(provider)}")
-
-
-def _json_kind(value: object) -> str:
-    if isinstance(value, bool):
-        return "a boolean"
-    if value is None:
-        return "null"
-    if isinstance(value, dict):
-        return "an object"
-    if isinstance(value, list):
-        return "an array"
-    return "a string" if isinstance(value, str) else "a number"
+            raise pytest.UsageError(f"{where}: {pointer}: expected an object (a provider), found {describe(provider)}")

@@ -28,6 +28,7 @@ from pytest_skill_eval.definitions.model import Group, Suite
 from pytest_skill_eval.definitions.plan import plan_line
 from pytest_skill_eval.engine.preflight import Finding, PreflightContext, preflight_group
 from pytest_skill_eval.errors import DefinitionError
+from pytest_skill_eval.paths import shown as shown_path
 
 __all__ = ["Finding", "GroupReport", "check_group", "check_path", "render_report"]
 
@@ -49,12 +50,6 @@ class _Report:
     #: the groups that load: what a run would start
     loaded: tuple[Group, ...] = ()
 
-
-def _shown(path: Path, root: Path) -> str:
-    try:
-        return path.relative_to(root).as_posix()
-    except ValueError:
-        return str(path)
 
 
 def check_group(group: Group, root: Path, label: str, ctx: PreflightContext | None = None) -> GroupReport:
@@ -98,7 +93,7 @@ def check_path(path: Path, root: Path, *, env: Mapping[str, str] | None = None, 
     """
     ctx = PreflightContext(root, dict(os.environ) if env is None else env, auth_file, user_models)
     full = path if path.is_absolute() else root / path
-    shown = _shown(full, root)
+    shown = shown_path(full, root)
     try:
         definition = load_definition(full, root)
     except DefinitionError as exc:

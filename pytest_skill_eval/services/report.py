@@ -28,6 +28,7 @@ from pytest_skill_eval.evidence.locate import regrade_files, regrade_time, resol
 from pytest_skill_eval.evidence.reader import load_tree, parse_aggregate, parse_grade, read_checked
 from pytest_skill_eval.grading.aggregate import TrialGrade
 from pytest_skill_eval.grading.results import GroupGrade
+from pytest_skill_eval.paths import shown
 from pytest_skill_eval.render.html import (
     STDERR_SHOWN,
     FileDiff,
@@ -49,23 +50,17 @@ REPORT_FILE = "report.html"
 _VARIANTS = ("baseline", "candidate")
 
 
-def _relative(path: Path, result_dir: Path) -> str:
-    try:
-        return path.relative_to(result_dir).as_posix()
-    except ValueError:
-        return str(path)
-
 
 def _read(kind: type[records.Record], path: Path, result_dir: Path, problems: list[str]) -> Any:
     """The record at *path*, None when absent; a file that is not one becomes a problem."""
-    value, found = read_checked(path, lambda data, shown: records.parse(kind, data, shown), _relative(path, result_dir),
+    value, found = read_checked(path, lambda data, shown: records.parse(kind, data, shown), shown(path, result_dir),
                                 root=result_dir)
     problems += found
     return value
 
 
 def _read_grade(path: Path, result_dir: Path, problems: list[str]) -> GroupGrade | None:
-    value, found = read_checked(path, parse_grade, _relative(path, result_dir), root=result_dir)
+    value, found = read_checked(path, parse_grade, shown(path, result_dir), root=result_dir)
     problems += found
     return value
 
@@ -77,7 +72,7 @@ def _newest_grade(gdir: Path, grade_path: Path, result_dir: Path,
         grade = _read_grade(path, result_dir, problems)
         if grade is not None:
             original = _read_grade(grade_path, result_dir, [])
-            note = (f"regraded {regrade_time(path)} by skill-eval regrade, {_relative(path, result_dir)}; "
+            note = (f"regraded {regrade_time(path)} by skill-eval regrade, {shown(path, result_dir)}; "
                     f"the run's own grade: {original.state if original else 'none'}")
             return grade, note
     return _read_grade(grade_path, result_dir, problems), None
@@ -111,7 +106,7 @@ def _variant(gdir: Path, name: str, declared: Mapping[str, Any], result_dir: Pat
     if transcript is not None and events is not None:
         ranges = {t.turn.index: t.events for t in transcript.turns}
         steps = assistant_steps(events.split("\n"), ranges)
-    return ReportVariant(name=name, dir=_relative(run_dir, result_dir), run=run, transcript=transcript,
+    return ReportVariant(name=name, dir=shown(run_dir, result_dir), run=run, transcript=transcript,
                          final_response=final_response, declared=declared, workspace=workspace, turn_workspaces=turn_workspaces, steps=steps, stderr=stderr, stderr_size=stderr_size,
                          context_requests=observed.requests if observed is not None else (),
                          problems=tuple(problems))
@@ -249,7 +244,7 @@ def _group(gdir: Path, result_dir: Path) -> ReportGroup:
     if record_file is not None:
         try:
             raw = safe_io.read_json(record_file, result_dir)
-            record = records.parse_group(raw, _relative(record_file, result_dir))
+            record = records.parse_group(raw, shown(record_file, result_dir))
         except (EvidenceError, OSError) as exc:
             problems.append(str(exc))
     trials = record.trials if isinstance(record, records.GroupRecord) else None
@@ -258,7 +253,7 @@ def _group(gdir: Path, result_dir: Path) -> ReportGroup:
     if trials is not None:
         # a group run with trials: the aggregate, and trial 1 in full (the others are in trials/)
         aggregate_path = records.grade_file(gdir, cast(records.GroupRecord, record))
-        aggregate, found = read_checked(aggregate_path, parse_aggregate, _relative(aggregate_path, result_dir),
+        aggregate, found = read_checked(aggregate_path, parse_aggregate, shown(aggregate_path, result_dir),
                                         root=result_dir)
         problems += found
         runs_dir = layout.trial_dir(gdir, 1)

@@ -19,6 +19,7 @@ from pytest_skill_eval.errors import DefinitionError, EvidenceError, ScriptError
 from pytest_skill_eval.evidence import layout, objects, safe_io
 from pytest_skill_eval.evidence.reader import read_optional, read_record
 from pytest_skill_eval.evidence.records import DefinitionRecord, GroupRecord, RunRecord, SnapshotRecord
+from pytest_skill_eval.paths import shown
 from pytest_skill_eval.sources.isolation import Copy
 from pytest_skill_eval.sources.snapshots import SourceIdentity
 
@@ -83,7 +84,7 @@ class StoredResult:
                         run = (read_record(RunRecord, path, self.result_dir)
                                if safe_io.entry_kind(path, self.result_dir) is not None else None)
                         if isinstance(run, RunRecord) and run.snapshot is not None:
-                            self.snapshot_files[id(run.snapshot)] = safe_io.shown(path, self.result_dir)
+                            self.snapshot_files[id(run.snapshot)] = shown(path, self.result_dir)
                             found[name] = run
                             break
             self._runs[position] = found

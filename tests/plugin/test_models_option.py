@@ -12,8 +12,8 @@ import pytest
 CASES: dict[str, tuple[str | bytes, str]] = {
     "syntax": ('{"providers": {', "line 1 column 16: expected JSON, found a syntax error (Expecting property name enclosed in double quotes)"),
     "not-an-object": ('["providers"]', "expected a JSON object (pi's models.json), found an array"),
-    "providers-not-an-object": ('{"providers": []}', "/providers: expected an object of providers by name, found an array"),
-    "provider-not-an-object": ('{"providers": {"local": 3}}', "/providers/local: expected an object (a provider), found a number"),
+    "providers-not-an-object": ('{"providers": []}', "/providers: expected an object of providers by name, found an empty array"),
+    "provider-not-an-object": ('{"providers": {"local": 3}}', "/providers/local: expected an object (a provider), found 3"),
     "too-deep": ("[" * 300 + "]" * 300, "nesting too deep to read (more than 200 levels)"),
     "not-utf-8": (b'{"providers": {"\xff": {}}}', "expected UTF-8 text"),
 }
