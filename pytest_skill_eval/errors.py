@@ -74,7 +74,12 @@ def did_you_mean(found: Any, known: Sequence[str], *, cutoff: float = 0.75) -> s
     if not isinstance(found, str) or found in known:
         return ""
     close = difflib.get_close_matches(found, list(known), n=1, cutoff=cutoff)
-    return f" (did you mean {json_text(close[0])}?)" if close else ""
+    return suggestion_text(close[0] if close else None)
+
+
+def suggestion_text(suggestion: str | None) -> str:
+    """`` (did you mean "x"?)`` for a suggestion found some other way, ``""`` for none."""
+    return f" (did you mean {json_text(suggestion)}?)" if suggestion else ""
 
 
 class SkillEvalError(Exception):

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pytest_skill_eval.errors import SourceError
+from pytest_skill_eval.errors import SourceError, suggestion_text
 from pytest_skill_eval.paths import unsafe_character
 
 if TYPE_CHECKING:
@@ -64,7 +64,7 @@ def not_found_message(root: Path, rel: str) -> str:
     for ancestor in Path(os.path.abspath(root)).parents:
         if os.path.lexists(ancestor / rel):
             return f"{message}; it exists under {ancestor}: run from there"
-    return message + _did_you_mean(nearest_path(rel, lambda r: os.path.lexists(root / r), lambda d: _listdir(root / d)))
+    return message + suggestion_text(nearest_path(rel, lambda r: os.path.lexists(root / r), lambda d: _listdir(root / d)))
 
 
 def _ref_suggestion(repo: Any, ref: str) -> str:
@@ -94,10 +94,6 @@ def _listdir(directory: Path) -> list[str]:
         return sorted(os.listdir(directory))
     except OSError:
         return []
-
-
-def _did_you_mean(suggestion: str | None) -> str:
-    return f" (did you mean {json.dumps(suggestion, ensure_ascii=False)}?)" if suggestion else ""
 
 
 def nearest_path(rel: str, exists: Callable[[str], bool], entries: Callable[[str], list[str]]) -> str | None:
@@ -265,7 +261,7 @@ class GitSource:
             base = "" if self.prefix == "." else f"{self.prefix}/"
             suggestion = nearest_path(rel, lambda r: self._lookup(base + r) is not None, lambda d: self._names(base + d))
             raise SourceError(f"{rel}: not found in commit {self.commit.hexsha[:12]} (ref {self.ref!r})"
-                              + _did_you_mean(suggestion)) from None
+                              + suggestion_text(suggestion)) from None
         try:
             self._materialise(obj, dest, rel, path)
         except RecursionError:
