@@ -40,7 +40,7 @@ from pytest_skill_eval.evidence.records import (
 from pytest_skill_eval.observation import FileTree
 from pytest_skill_eval.paths import shown
 from pytest_skill_eval.policy import Judgement
-from pytest_skill_eval.render.text import escape_path
+from pytest_skill_eval.safe_text import escape_path
 
 MERGE_FILE = "merge.json"
 

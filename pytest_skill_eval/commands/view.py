@@ -37,7 +37,6 @@ from pytest_skill_eval.evidence.reader import (
 from pytest_skill_eval.evidence.records import GroupRecord, parse_group
 from pytest_skill_eval.grading.results import GroupGrade
 from pytest_skill_eval.observation import same_file
-from pytest_skill_eval.render.text import escape_path, neutralise
 from pytest_skill_eval.render.views import (
     GroupEvidence,
     RegradeShown,
@@ -46,6 +45,7 @@ from pytest_skill_eval.render.views import (
     problem_lines,
     render_result,
 )
+from pytest_skill_eval.safe_text import escape_path, neutralise
 
 # Run artifacts in the order a reader usually wants them; directories end with "/".
 _RUN_FILES = (

@@ -45,7 +45,7 @@ from pytest_skill_eval.evidence.records import (
 from pytest_skill_eval.grading.aggregate import TrialGrade
 from pytest_skill_eval.grading.results import ExpectationResult, GroupGrade
 from pytest_skill_eval.observation import ContextRequest, Turn, same_file
-from pytest_skill_eval.render.text import escape_path, neutralise
+from pytest_skill_eval.safe_text import escape_path, neutralise
 from pytest_skill_eval.sameness import IDENTICAL
 from pytest_skill_eval.trial_policy import rate_text
 from pytest_skill_eval.usage import UNAVAILABLE, VariantUsage, money, total

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from pytest_skill_eval.grading.results import GroupGrade
-from pytest_skill_eval.render.text import escape_path, neutralise
+from pytest_skill_eval.safe_text import escape_path, neutralise
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,7 +24,7 @@ from pytest_skill_eval.evidence.records import (
 from pytest_skill_eval.grading.aggregate import TrialGrade
 from pytest_skill_eval.grading.results import GradeError, GroupGrade
 from pytest_skill_eval.observation import ToolCall, Turn
-from pytest_skill_eval.render.text import escape_path, neutralise
+from pytest_skill_eval.safe_text import escape_path, neutralise
 from pytest_skill_eval.trial_policy import comparison_text, rate_text
 from pytest_skill_eval.usage import Usage, VariantUsage, usage_text
 

@@ -41,7 +41,7 @@ from pytest_skill_eval.render.html import (
     diff_trees,
     render_report,
 )
-from pytest_skill_eval.render.text import escape_path
+from pytest_skill_eval.safe_text import escape_path
 from pytest_skill_eval.sameness import resource_key
 
 #: the report's name inside the result directory

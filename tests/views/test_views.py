@@ -15,8 +15,8 @@ from pytest_skill_eval.commands.view import render, select_group_index
 from pytest_skill_eval.errors import EvidenceError, SelectionError
 from pytest_skill_eval.grading.results import GradeError, GroupGrade
 from pytest_skill_eval.observation import ToolCall
-from pytest_skill_eval.render.text import escape_path
 from pytest_skill_eval.render.views import render_grade, render_tool_call
+from pytest_skill_eval.safe_text import escape_path
 
 from .conftest import StoredRun, assert_snapshot, copy_result, normalise
 
