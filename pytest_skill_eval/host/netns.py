@@ -1,0 +1,344 @@
+"""A private network namespace for pi, and the relay that is its only way out.
+
+Standard library only: the Landlock wrapper (:mod:`pytest_skill_eval.host.landlock`) loads
+this module by path, before pi starts, when its rules hold ``bridge`` or ``proxy`` lines.
+:func:`enter` then, in the wrapper's own (single-threaded) process:
+
+1. forks the **relay**, which stays in the evaluator's network namespace;
+2. unshares a user and a network namespace (``CLONE_NEWUSER | CLONE_NEWNET``), maps the
+   caller's uid and gid onto themselves (so pi keeps no capability after ``execve``) and
+   brings ``lo`` up: the namespace has no other interface, no route, no DNS server;
+3. binds the listeners inside the namespace: ``127.0.0.1:PORT`` (and ``[::1]:PORT``) for
+   each **bridge** (a loopback endpoint such as the scripted model: same port outside) and
+   one ``127.0.0.1`` port for the **CONNECT proxy** (every other endpoint, by host name);
+4. hands the listening sockets to the relay over a socket pair (``SCM_RIGHTS``) and
+   closes its own copies, and returns the proxy variables pi's environment gets.
+
+A socket belongs to the namespace it was made in: the relay accepts connections made
+inside pi's namespace and connects, from the evaluator's namespace, only to the endpoint
+the rules name: a bridge to its one target, the proxy to the ``host:port`` pairs the
+rules allow (``*`` as host: any host on that port, the fallback for a built-in provider
+whose host the evaluator does not know). Every other request gets ``403`` and a line in
+the relay's log. The relay holds no file, listens on nothing in the evaluator's
+namespace and ends with pi (it watches pi's pidfd), and the evaluator's reaping of pi's
+process tree covers it too. Everything pi or a child of it sends elsewhere, TCP to
+another address, UDP, DNS, never leaves the namespace.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import sys
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
+CLONE_NEWUSER, CLONE_NEWNET = 0x10000000, 0x40000000
+PR_CAPBSET_DROP = 24
+SIOCGIFFLAGS, SIOCSIFFLAGS, IFF_UP = 0x8913, 0x8914, 0x1
+#: the largest CONNECT request head the proxy reads
+HEAD_LIMIT = 8192
+#: how long the relay waits for an upstream connection, seconds
+CONNECT_TIMEOUT = 30.0
+#: loopback names a bridge serves (and pi's NO_PROXY lists)
+LOOPBACK = ("127.0.0.1", "localhost", "::1")
+
+
+class NamespaceError(Exception):
+    """The namespace could not be made (the message says which step and why)."""
+
+
+def _libc() -> Any:
+    import ctypes
+
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _unshare() -> None:
+    import ctypes
+
+    uid, gid = os.getuid(), os.getgid()
+    libc = _libc()
+    if libc.unshare(ctypes.c_int(CLONE_NEWUSER | CLONE_NEWNET)) != 0:
+        err = ctypes.get_errno()
+        raise NamespaceError(f"unshare(CLONE_NEWUSER|CLONE_NEWNET): {os.strerror(err)} (errno {err}); "
+                             "unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone, "
+                             "kernel.apparmor_restrict_unprivileged_userns or user.max_user_namespaces)")
+    try:
+        for name, text in (("setgroups", "deny"), ("uid_map", f"{uid} {uid} 1"), ("gid_map", f"{gid} {gid} 1")):
+            with open(f"/proc/self/{name}", "w", encoding="ascii") as f:
+                f.write(text)
+    except OSError as exc:
+        raise NamespaceError(f"mapping the user into the namespace: {exc.strerror}") from None
+
+
+def _loopback_up() -> None:
+    import fcntl
+    import struct
+
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        try:
+            got = fcntl.ioctl(s.fileno(), SIOCGIFFLAGS, struct.pack("16sH22x", b"lo", 0))
+            flags = struct.unpack("16sH22x", got)[1]
+            fcntl.ioctl(s.fileno(), SIOCSIFFLAGS, struct.pack("16sH22x", b"lo", flags | IFF_UP))
+        except OSError as exc:
+            raise NamespaceError(f"bringing lo up: {exc.strerror}") from None
+
+
+def _drop_capabilities() -> None:
+    """Empty the bounding set: pi keeps no capability in its namespace even when the
+    evaluator runs as root (uid 0 maps onto itself and would otherwise keep them all)."""
+    import ctypes
+
+    libc = _libc()
+    for cap in range(64):
+        if libc.prctl(ctypes.c_int(PR_CAPBSET_DROP), ctypes.c_ulong(cap), 0, 0, 0) != 0:
+            err = ctypes.get_errno()
+            if err == 22:  # EINVAL: past the last capability this kernel knows
+                return
+            raise NamespaceError(f"dropping capability {cap}: {os.strerror(err)}")
+
+
+def _listen(family: int, host: str, port: int) -> socket.socket:
+    s = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        if family == socket.AF_INET6:
+            s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        s.bind((host, port))
+        s.listen(64)
+    except OSError:
+        s.close()
+        raise
+    return s
+
+
+def enter(bridges: list[tuple[int, str, int]], allowed: list[tuple[str, int]]) -> tuple[dict[str, str], list[int]]:
+    """Move the calling process into a fresh namespace whose only way out is the relay.
+
+    *bridges*: ``(port, host, target_port)``: ``127.0.0.1:port`` inside relays to
+    ``host:target_port`` outside. *allowed*: the CONNECT proxy's ``(host, port)`` pairs
+    (none: no proxy). Returns the environment pi gets (the proxy's address, or the proxy
+    variables emptied) and the ports inside the namespace pi may connect to.
+    """
+    parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    pid = os.fork()
+    if pid == 0:  # the relay: stays in this namespace
+        code = 0
+        try:
+            parent.close()
+            _relay_process(child, os.getppid())
+        except BaseException:  # noqa: BLE001 - the relay never returns into the wrapper
+            code = 1
+        os._exit(code)
+    child.close()
+    try:
+        _unshare()
+        _loopback_up()
+        listeners: list[socket.socket] = []
+        lines: list[str] = []
+        for port, host, target in bridges:
+            listeners.append(_listen(socket.AF_INET, "127.0.0.1", port))
+            lines.append(f"bridge {host} {target}")
+            try:
+                listeners.append(_listen(socket.AF_INET6, "::1", port))
+                lines.append(f"bridge {host} {target}")
+            except OSError:
+                pass  # no IPv6 on lo: localhost resolves to 127.0.0.1 as well
+        env = {}
+        ports = [p for p, _, _ in bridges]
+        if allowed:
+            proxy = _listen(socket.AF_INET, "127.0.0.1", 0)
+            listeners.append(proxy)
+            lines.append("proxy " + " ".join(f"{h}:{p}" for h, p in allowed))
+            address = f"http://127.0.0.1:{proxy.getsockname()[1]}"
+            ports.append(proxy.getsockname()[1])
+        else:
+            address = ""
+        for name in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"):
+            env[name] = address
+        for name in ("ALL_PROXY", "all_proxy"):
+            env[name] = ""
+        env["NO_PROXY"] = env["no_proxy"] = ",".join(LOOPBACK)
+        _drop_capabilities()
+        socket.send_fds(parent, ["\n".join(lines).encode()], [s.fileno() for s in listeners])
+        for s in listeners:
+            s.close()
+        if parent.recv(1) != b"k":
+            raise NamespaceError("the relay did not start")
+    except OSError as exc:
+        raise NamespaceError(f"setting up the namespace's listeners: {exc.strerror or exc}") from None
+    finally:
+        parent.close()
+    return env, ports
+
+
+# -- the relay (outside the namespace) ----------------------------------------
+
+
+def _relay_process(channel: socket.socket, wrapper: int) -> None:
+    # pi's end is watched through a pidfd, not PR_SET_PDEATHSIG: Landlock's signal scope
+    # (ABI 6) keeps the confined pi from signalling the relay, its parent-death signal too
+    try:
+        watch = os.pidfd_open(wrapper)
+    except (OSError, AttributeError):
+        watch = None  # Linux < 5.3: the relay looks at its parent twice a second instead
+    if os.getppid() != wrapper:  # the wrapper is already gone (and its pid may be reused)
+        return
+    devnull = os.open("/dev/null", os.O_RDWR)
+    for fd in (0, 1, 2):
+        os.dup2(devnull, fd)
+    os.close(devnull)
+    msg, fds, _flags, _addr = socket.recv_fds(channel, 65536, 64)
+    channel.sendall(b"k")
+    channel.close()
+    if not fds:  # the wrapper failed before it handed anything over
+        return
+    listeners = [socket.socket(fileno=fd) for fd in fds]
+    plans = msg.decode().split("\n") if msg else []
+    serve(list(zip(listeners, plans, strict=True)), watch, wrapper)
+
+
+def serve(pairs: list[tuple[socket.socket, str]], watch: int | None, parent: int, log: Any = None) -> None:
+    """Accept on every listener until pi ends (*watch*, its pidfd, turns readable; without
+    one, until this process's parent is no longer *parent*); a ``bridge HOST PORT`` plan
+    relays to that one endpoint, a ``proxy HOST:PORT ...`` plan serves CONNECT for the pairs
+    it names."""
+    import selectors
+    import threading
+
+    selector = selectors.DefaultSelector()
+    for listener, plan in pairs:
+        selector.register(listener, selectors.EVENT_READ, plan)
+    if watch is not None:
+        selector.register(watch, selectors.EVENT_READ, None)
+    while True:
+        events = selector.select(None if watch is not None else 0.5)
+        if watch is None and os.getppid() != parent:
+            return
+        for key, _ in events:
+            if key.data is None:  # pi has ended
+                return
+            try:
+                conn, _addr = key.fileobj.accept()  # type: ignore[union-attr]
+            except OSError:
+                continue
+            threading.Thread(target=_serve_one, args=(conn, key.data, log), daemon=True).start()
+
+
+def parse_plan(plan: str) -> tuple[str, Any]:
+    """``("bridge", (host, port))`` or ``("proxy", {(host, port), ...})`` from one plan line."""
+    kind, _, rest = plan.partition(" ")
+    if kind == "bridge":
+        host, port = rest.rsplit(" ", 1)
+        return "bridge", (host, int(port))
+    if kind == "proxy":
+        return "proxy", {split_host_port(item) for item in rest.split(" ") if item}
+    raise ValueError(f"unknown relay plan {plan[:40]!r}")
+
+
+def split_host_port(text: str) -> tuple[str, int]:
+    """``host:port`` or ``[v6]:port`` → ``(host, port)``; :class:`ValueError` otherwise."""
+    host, sep, port = text.rpartition(":")
+    if not sep or not host or not port.isdigit() or not 0 < int(port) < 65536:
+        raise ValueError(f"expected host:port, found {text[:80]!r}")
+    return host.strip("[]").lower().rstrip("."), int(port)
+
+
+def connect_target(head: bytes, allowed: set[tuple[str, int]]) -> tuple[str, int] | str:
+    """The endpoint a CONNECT request *head* asks for if *allowed* grants it, else why not."""
+    line = head.split(b"\r\n", 1)[0].decode("latin-1")
+    parts = line.split(" ")
+    if len(parts) != 3 or parts[0] != "CONNECT" or not parts[2].startswith("HTTP/1."):
+        return f"not a CONNECT request: {line[:80]!r}"
+    try:
+        host, port = split_host_port(parts[1])
+    except ValueError as exc:
+        return str(exc)
+    if (host, port) in allowed or ("*", port) in allowed:
+        return host, port
+    return f"{host}:{port} is not an allowed endpoint"
+
+
+def _serve_one(conn: socket.socket, plan: str, log: Any) -> None:
+    upstream = None
+    try:
+        kind, what = parse_plan(plan)
+        if kind == "bridge":
+            upstream = socket.create_connection(what, timeout=CONNECT_TIMEOUT)
+            rest = b""
+        else:
+            head = b""
+            conn.settimeout(CONNECT_TIMEOUT)
+            while b"\r\n\r\n" not in head:
+                data = conn.recv(HEAD_LIMIT)
+                if not data or len(head) + len(data) > HEAD_LIMIT:
+                    return
+                head += data
+            head, _, rest = head.partition(b"\r\n\r\n")
+            target = connect_target(head, what)
+            if isinstance(target, str):
+                conn.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                if log is not None:
+                    log(f"refused: {target}")
+                return
+            try:
+                upstream = socket.create_connection(target, timeout=CONNECT_TIMEOUT)
+            except OSError:
+                conn.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                return
+            conn.sendall(b"HTTP/1.1 200 Connection Established\r\n\r\n")
+        conn.settimeout(None)
+        upstream.settimeout(None)
+        if rest:
+            upstream.sendall(rest)
+        _pump(conn, upstream)
+    except (OSError, ValueError):
+        pass
+    finally:
+        conn.close()
+        if upstream is not None:
+            upstream.close()
+
+
+def _pump(a: socket.socket, b: socket.socket) -> None:
+    import selectors
+
+    peer = {a: b, b: a}
+    open_ = {a, b}
+    with selectors.DefaultSelector() as selector:
+        for s in open_:
+            selector.register(s, selectors.EVENT_READ)
+        while open_:
+            for key, _ in selector.select():
+                src: socket.socket = key.fileobj  # type: ignore[assignment]
+                data = src.recv(65536)
+                if data:
+                    peer[src].sendall(data)
+                    continue
+                selector.unregister(src)
+                open_.discard(src)
+                try:
+                    peer[src].shutdown(socket.SHUT_WR)
+                except OSError:
+                    pass
+
+
+def probe() -> str:
+    """Empty when this process can make the namespace (it then lives in one), else why not."""
+    try:
+        _unshare()
+        _loopback_up()
+        _listen(socket.AF_INET, "127.0.0.1", 0).close()
+    except NamespaceError as exc:
+        return str(exc)
+    except OSError as exc:
+        return f"binding inside the namespace: {exc.strerror}"
+    return ""
+
+
+if __name__ == "__main__":  # ``netns.py --probe``: the evaluator's one check per process
+    reason = probe() if sys.platform.startswith("linux") else f"no network namespaces on {sys.platform}"
+    sys.stdout.write(reason)
+    sys.exit(1 if reason else 0)
