@@ -148,7 +148,9 @@ class Policy:
             for e in self.endpoints:
                 if e.loopback:
                     bridged.setdefault(e.port, e.host)
-            proxied = {(e.host.lower() if e.exact else "*", e.port) for e in self.endpoints if not e.loopback and e.host}
+            # as the relay compares them: lower case, without a trailing dot
+            proxied = {(e.host.lower().rstrip(".") if e.exact else "*", e.port) for e in self.endpoints
+                       if not e.loopback and e.host.rstrip(".")}
             rules.update(netns=True, connect=[], bridges=[(port, host, port) for port, host in sorted(bridged.items())],
                          proxy=sorted(proxied))
         return rules
