@@ -74,7 +74,7 @@ REFUSED = {"other-port": "EACCES", "non-loopback": "ENETUNREACH", "udp-loopback"
 
 
 def _group(gid: str, model: str, runtime: dict[str, Any]) -> dict[str, Any]:
-    variant = {"source": {"kind": "working-tree"}, "skills": [], "target": None, "context": []}
+    variant: dict[str, Any] = {"source": {"kind": "working-tree"}, "skills": [], "target": None, "context": []}
     return {"schema_version": 1, "kind": "group", "id": gid, "type": "body", "input": {"prompt": "Go."},
             "fixture": None, "tools": ["read"], "variants": {"baseline": variant, "candidate": variant},
             "review_questions": [], "expectations": [], "model": {"model": model},
