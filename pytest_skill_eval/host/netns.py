@@ -1,6 +1,7 @@
 """A private network namespace for pi, and the relay that is its only way out.
 
-Standard library only: the Landlock wrapper (:mod:`pytest_skill_eval.host.landlock`) loads
+Standard library only, and its C modules at that (``_socket``, ``select``, ``_thread``:
+``socket.py`` alone would double the wrapper's start-up, see docs/performance.md): the Landlock wrapper (:mod:`pytest_skill_eval.host.landlock`) loads
 this module by path, before pi starts, when its rules hold ``bridge`` or ``proxy`` lines.
 :func:`enter` then, in the wrapper's own (single-threaded) process:
 
@@ -27,13 +28,18 @@ another address, UDP, DNS, never leaves the namespace.
 
 from __future__ import annotations
 
+import _socket as sk
+import _thread
 import os
-import socket
+import select
+import struct
 import sys
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
+
+    Socket = sk.socket
 
 CLONE_NEWUSER, CLONE_NEWNET = 0x10000000, 0x40000000
 PR_CAPBSET_DROP = 24
@@ -44,6 +50,8 @@ HEAD_LIMIT = 8192
 CONNECT_TIMEOUT = 30.0
 #: loopback names a bridge serves (and pi's NO_PROXY lists)
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
+#: the most listening sockets one wrapper hands over
+MAX_FDS = 64
 
 
 class NamespaceError(Exception):
@@ -76,15 +84,16 @@ def _unshare() -> None:
 
 def _loopback_up() -> None:
     import fcntl
-    import struct
 
-    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
-        try:
-            got = fcntl.ioctl(s.fileno(), SIOCGIFFLAGS, struct.pack("16sH22x", b"lo", 0))
-            flags = struct.unpack("16sH22x", got)[1]
-            fcntl.ioctl(s.fileno(), SIOCSIFFLAGS, struct.pack("16sH22x", b"lo", flags | IFF_UP))
-        except OSError as exc:
-            raise NamespaceError(f"bringing lo up: {exc.strerror}") from None
+    s = sk.socket(sk.AF_INET, sk.SOCK_DGRAM)
+    try:
+        got = fcntl.ioctl(s.fileno(), SIOCGIFFLAGS, struct.pack("16sH22x", b"lo", 0))
+        flags = struct.unpack("16sH22x", got)[1]
+        fcntl.ioctl(s.fileno(), SIOCSIFFLAGS, struct.pack("16sH22x", b"lo", flags | IFF_UP))
+    except OSError as exc:
+        raise NamespaceError(f"bringing lo up: {exc.strerror}") from None
+    finally:
+        s.close()
 
 
 def _drop_capabilities() -> None:
@@ -101,11 +110,11 @@ def _drop_capabilities() -> None:
             raise NamespaceError(f"dropping capability {cap}: {os.strerror(err)}")
 
 
-def _listen(family: int, host: str, port: int) -> socket.socket:
-    s = socket.socket(family, socket.SOCK_STREAM)
+def _listen(family: int, host: str, port: int) -> Socket:
+    s = sk.socket(family, sk.SOCK_STREAM)
     try:
-        if family == socket.AF_INET6:
-            s.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        if family == sk.AF_INET6:
+            s.setsockopt(sk.IPPROTO_IPV6, sk.IPV6_V6ONLY, 1)
         s.bind((host, port))
         s.listen(64)
     except OSError:
@@ -122,7 +131,7 @@ def enter(bridges: list[tuple[int, str, int]], allowed: list[tuple[str, int]]) -
     (none: no proxy). Returns the environment pi gets (the proxy's address, or the proxy
     variables emptied) and the ports inside the namespace pi may connect to.
     """
-    parent, child = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+    parent, child = sk.socketpair(sk.AF_UNIX, sk.SOCK_STREAM)
     pid = os.fork()
     if pid == 0:  # the relay: stays in this namespace
         code = 0
@@ -136,33 +145,37 @@ def enter(bridges: list[tuple[int, str, int]], allowed: list[tuple[str, int]]) -
     try:
         _unshare()
         _loopback_up()
-        listeners: list[socket.socket] = []
+        listeners: list[Socket] = []
         lines: list[str] = []
         for port, host, target in bridges:
-            listeners.append(_listen(socket.AF_INET, "127.0.0.1", port))
+            listeners.append(_listen(sk.AF_INET, "127.0.0.1", port))
             lines.append(f"bridge {host} {target}")
             try:
-                listeners.append(_listen(socket.AF_INET6, "::1", port))
+                listeners.append(_listen(sk.AF_INET6, "::1", port))
                 lines.append(f"bridge {host} {target}")
             except OSError:
                 pass  # no IPv6 on lo: localhost resolves to 127.0.0.1 as well
         env = {}
         ports = [p for p, _, _ in bridges]
         if allowed:
-            proxy = _listen(socket.AF_INET, "127.0.0.1", 0)
+            proxy = _listen(sk.AF_INET, "127.0.0.1", 0)
             listeners.append(proxy)
             lines.append("proxy " + " ".join(f"{h}:{p}" for h, p in allowed))
             address = f"http://127.0.0.1:{proxy.getsockname()[1]}"
             ports.append(proxy.getsockname()[1])
         else:
             address = ""
+        if len(listeners) > MAX_FDS:
+            raise NamespaceError(f"{len(listeners)} listeners, at most {MAX_FDS}")
         for name in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"):
             env[name] = address
         for name in ("ALL_PROXY", "all_proxy"):
             env[name] = ""
         env["NO_PROXY"] = env["no_proxy"] = ",".join(LOOPBACK)
         _drop_capabilities()
-        socket.send_fds(parent, ["\n".join(lines).encode()], [s.fileno() for s in listeners])
+        fds = [s.fileno() for s in listeners]
+        parent.sendmsg(["\n".join(lines).encode()],
+                       [(sk.SOL_SOCKET, sk.SCM_RIGHTS, struct.pack(f"{len(fds)}i", *fds))])
         for s in listeners:
             s.close()
         if parent.recv(1) != b"k":
@@ -177,11 +190,11 @@ def enter(bridges: list[tuple[int, str, int]], allowed: list[tuple[str, int]]) -
 # -- the relay (outside the namespace) ----------------------------------------
 
 
-def _relay_process(channel: socket.socket, wrapper: int) -> None:
+def _relay_process(channel: Socket, wrapper: int) -> None:
     # pi's end is watched through a pidfd, not PR_SET_PDEATHSIG: Landlock's signal scope
     # (ABI 6) keeps the confined pi from signalling the relay, its parent-death signal too
     try:
-        watch = os.pidfd_open(wrapper)
+        watch: int | None = os.pidfd_open(wrapper)
     except (OSError, AttributeError):
         watch = None  # Linux < 5.3: the relay looks at its parent twice a second instead
     if os.getppid() != wrapper:  # the wrapper is already gone (and its pid may be reused)
@@ -190,41 +203,45 @@ def _relay_process(channel: socket.socket, wrapper: int) -> None:
     for fd in (0, 1, 2):
         os.dup2(devnull, fd)
     os.close(devnull)
-    msg, fds, _flags, _addr = socket.recv_fds(channel, 65536, 64)
-    channel.sendall(b"k")
-    channel.close()
+    msg, ancillary, _flags, _addr = channel.recvmsg(65536, sk.CMSG_SPACE(MAX_FDS * 4))
+    fds: list[int] = []
+    for level, kind, data in ancillary:
+        if level == sk.SOL_SOCKET and kind == sk.SCM_RIGHTS:
+            fds += struct.unpack(f"{len(data) // 4}i", data[: len(data) - len(data) % 4])
     if not fds:  # the wrapper failed before it handed anything over
         return
-    listeners = [socket.socket(fileno=fd) for fd in fds]
+    channel.sendall(b"k")
+    channel.close()
+    listeners = [sk.socket(fileno=fd) for fd in fds]
     plans = msg.decode().split("\n") if msg else []
     serve(list(zip(listeners, plans, strict=True)), watch, wrapper)
 
 
-def serve(pairs: list[tuple[socket.socket, str]], watch: int | None, parent: int, log: Any = None) -> None:
+def serve(pairs: list[tuple[Socket, str]], watch: int | None, parent: int, log: Any = None) -> None:
     """Accept on every listener until pi ends (*watch*, its pidfd, turns readable; without
     one, until this process's parent is no longer *parent*); a ``bridge HOST PORT`` plan
     relays to that one endpoint, a ``proxy HOST:PORT ...`` plan serves CONNECT for the pairs
-    it names."""
-    import selectors
-    import threading
-
-    selector = selectors.DefaultSelector()
+    it names. Each connection is served by a thread of its own."""
+    poller = select.poll()
+    by_fd: dict[int, tuple[Socket, str]] = {}
     for listener, plan in pairs:
-        selector.register(listener, selectors.EVENT_READ, plan)
+        by_fd[listener.fileno()] = (listener, plan)
+        poller.register(listener.fileno(), select.POLLIN)
     if watch is not None:
-        selector.register(watch, selectors.EVENT_READ, None)
+        poller.register(watch, select.POLLIN)
     while True:
-        events = selector.select(None if watch is not None else 0.5)
+        events = poller.poll(None if watch is not None else 500)
         if watch is None and os.getppid() != parent:
             return
-        for key, _ in events:
-            if key.data is None:  # pi has ended
+        for fd, _ in events:
+            if fd == watch:  # pi has ended
                 return
+            listener, plan = by_fd[fd]
             try:
-                conn, _addr = key.fileobj.accept()  # type: ignore[union-attr]
+                conn_fd, _addr = listener._accept()  # type: ignore[attr-defined]  # _socket has no accept()
             except OSError:
                 continue
-            threading.Thread(target=_serve_one, args=(conn, key.data, log), daemon=True).start()
+            _thread.start_new_thread(_serve_one, (sk.socket(fileno=conn_fd), plan, log))
 
 
 def parse_plan(plan: str) -> tuple[str, Any]:
@@ -261,13 +278,33 @@ def connect_target(head: bytes, allowed: set[tuple[str, int]]) -> tuple[str, int
     return f"{host}:{port} is not an allowed endpoint"
 
 
-def _serve_one(conn: socket.socket, plan: str, log: Any) -> None:
+def connect(host: str, port: int, timeout: float = CONNECT_TIMEOUT) -> Socket:
+    """A TCP connection to *host*:*port* (resolved here, outside pi's namespace)."""
+    last: OSError = OSError(f"{host} resolves to no address")
+    for family, kind, proto, _name, address in sk.getaddrinfo(host, port, 0, sk.SOCK_STREAM):
+        s = sk.socket(family, kind, proto)
+        try:
+            s.settimeout(timeout)
+            s.connect(address)
+        except OSError as exc:
+            s.close()
+            last = exc
+            continue
+        return s
+    raise last
+
+
+FORBIDDEN = b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+BAD_GATEWAY = b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+
+
+def _serve_one(conn: Socket, plan: str, log: Any) -> None:
     upstream = None
     try:
         kind, what = parse_plan(plan)
+        rest = b""
         if kind == "bridge":
-            upstream = socket.create_connection(what, timeout=CONNECT_TIMEOUT)
-            rest = b""
+            upstream = connect(*what)
         else:
             head = b""
             conn.settimeout(CONNECT_TIMEOUT)
@@ -279,14 +316,14 @@ def _serve_one(conn: socket.socket, plan: str, log: Any) -> None:
             head, _, rest = head.partition(b"\r\n\r\n")
             target = connect_target(head, what)
             if isinstance(target, str):
-                conn.sendall(b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                conn.sendall(FORBIDDEN)
                 if log is not None:
                     log(f"refused: {target}")
                 return
             try:
-                upstream = socket.create_connection(target, timeout=CONNECT_TIMEOUT)
+                upstream = connect(*target)
             except OSError:
-                conn.sendall(b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                conn.sendall(BAD_GATEWAY)
                 return
             conn.sendall(b"HTTP/1.1 200 Connection Established\r\n\r\n")
         conn.settimeout(None)
@@ -302,27 +339,25 @@ def _serve_one(conn: socket.socket, plan: str, log: Any) -> None:
             upstream.close()
 
 
-def _pump(a: socket.socket, b: socket.socket) -> None:
-    import selectors
-
-    peer = {a: b, b: a}
-    open_ = {a, b}
-    with selectors.DefaultSelector() as selector:
-        for s in open_:
-            selector.register(s, selectors.EVENT_READ)
-        while open_:
-            for key, _ in selector.select():
-                src: socket.socket = key.fileobj  # type: ignore[assignment]
-                data = src.recv(65536)
-                if data:
-                    peer[src].sendall(data)
-                    continue
-                selector.unregister(src)
-                open_.discard(src)
-                try:
-                    peer[src].shutdown(socket.SHUT_WR)
-                except OSError:
-                    pass
+def _pump(a: Socket, b: Socket) -> None:
+    """Copy both ways until both sides have ended (an end is passed on as a half-close)."""
+    poller = select.poll()
+    by_fd = {a.fileno(): (a, b), b.fileno(): (b, a)}
+    for fd in by_fd:
+        poller.register(fd, select.POLLIN)
+    while by_fd:
+        for fd, _ in poller.poll():
+            src, dst = by_fd[fd]
+            data = src.recv(65536)
+            if data:
+                dst.sendall(data)
+                continue
+            poller.unregister(fd)
+            del by_fd[fd]
+            try:
+                dst.shutdown(sk.SHUT_WR)
+            except OSError:
+                pass
 
 
 def probe() -> str:
@@ -330,7 +365,7 @@ def probe() -> str:
     try:
         _unshare()
         _loopback_up()
-        _listen(socket.AF_INET, "127.0.0.1", 0).close()
+        _listen(sk.AF_INET, "127.0.0.1", 0).close()
     except NamespaceError as exc:
         return str(exc)
     except OSError as exc:
