@@ -2,8 +2,9 @@
 
 :func:`confine_variant` derives the variant's policy (:mod:`pytest_skill_eval.host.confinement`),
 writes the rules the Landlock wrapper applies into the variant's private ``host-extensions/``
-and returns the argv prefix that starts pi through the wrapper, with what ``run.json``
-records. ``required`` refuses a variant this kernel cannot confine
+(with a private network namespace whose only way out is the relay to the model's
+endpoint, :mod:`pytest_skill_eval.host.netns`, where this machine can make one) and
+returns the argv prefix that starts pi through the wrapper, with what ``run.json`` records. ``required`` refuses a variant this kernel cannot confine
 (:class:`~pytest_skill_eval.errors.HostError`: the run is ``infrastructure-failed`` and the
 reason says what is missing); ``auto`` runs with what the kernel has and says so once.
 """

@@ -279,9 +279,19 @@ def connect_target(head: bytes, allowed: set[tuple[str, int]]) -> tuple[str, int
 
 
 def connect(host: str, port: int, timeout: float = CONNECT_TIMEOUT) -> Socket:
-    """A TCP connection to *host*:*port* (resolved here, outside pi's namespace)."""
+    """A TCP connection to *host*:*port* (resolved here, outside pi's namespace; an address
+    literal without ``getaddrinfo``, whose first call loads the resolver's libraries)."""
     last: OSError = OSError(f"{host} resolves to no address")
-    for family, kind, proto, _name, address in sk.getaddrinfo(host, port, 0, sk.SOCK_STREAM):
+    for family in (sk.AF_INET, sk.AF_INET6):
+        try:
+            sk.inet_pton(family, host)
+        except OSError:
+            continue
+        candidates = [(family, sk.SOCK_STREAM, 0, "", (host, port))]
+        break
+    else:
+        candidates = sk.getaddrinfo(host, port, 0, sk.SOCK_STREAM)
+    for family, kind, proto, _name, address in candidates:
         s = sk.socket(family, kind, proto)
         try:
             s.settimeout(timeout)

@@ -88,14 +88,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Write the self-contained HTML report of the result to PATH at session end "
                          "(a copy is stored as report.html in the result directory)")
     group.addoption("--skill-eval-confinement", choices=("auto", "required", "off"), default=None,
-                    help="Kernel confinement of every pi run (Landlock): auto uses it where the kernel has it and "
+                    help="Kernel confinement of every pi run (Landlock for files, a private network namespace "
+                         "whose only way out is the model's endpoint): auto uses what the machine has and "
                          "warns once where not; required refuses to start a variant it cannot confine; off runs "
                          "with the path guard alone (default: auto)")
     group.addoption("--skill-eval-allow-read", action="append", default=[], metavar="PATH",
                     help="Let every confined pi run also read PATH (repeatable; never from a definition)")
     group.addoption("--skill-eval-allow-net", action="append", default=[], metavar="HOST:PORT",
-                    help="Let every confined pi run also connect to HOST:PORT (repeatable; the kernel rules "
-                         "the port; never from a definition)")
+                    help="Let every confined pi run also reach HOST:PORT (repeatable; through the relay out of "
+                         "pi's network namespace, or by port where no namespace can be made; never from a definition)")
     parser.addini("skill_eval_confinement", "Default for --skill-eval-confinement", default="")
     parser.addini("skill_eval_allow_read", "Paths added to --skill-eval-allow-read, relative to the ini file",
                   type="paths", default=[])
