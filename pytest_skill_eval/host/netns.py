@@ -287,10 +287,10 @@ def connect(host: str, port: int, timeout: float = CONNECT_TIMEOUT) -> Socket:
             sk.inet_pton(family, host)
         except OSError:
             continue
-        candidates = [(family, sk.SOCK_STREAM, 0, "", (host, port))]
+        candidates: list[tuple[int, int, int, str, Any]] = [(family, sk.SOCK_STREAM, 0, "", (host, port))]
         break
     else:
-        candidates = sk.getaddrinfo(host, port, 0, sk.SOCK_STREAM)
+        candidates = list(sk.getaddrinfo(host, port, 0, sk.SOCK_STREAM))
     for family, kind, proto, _name, address in candidates:
         s = sk.socket(family, kind, proto)
         try:
