@@ -263,8 +263,12 @@ def split_host_port(text: str) -> tuple[str, int]:
     return host.strip("[]").lower().rstrip("."), int(port)
 
 
-def connect_target(head: bytes, allowed: set[tuple[str, int]]) -> tuple[str, int] | str:
-    """The endpoint a CONNECT request *head* asks for if *allowed* grants it, else why not."""
+def connect_target(head: bytes, allowed: set[tuple[str, int]]) -> tuple[str, int, bool] | str:
+    """The endpoint a CONNECT request *head* asks for if *allowed* grants it, else why not.
+
+    The third item is True when only a ``*`` pair grants it: the relay then connects to
+    public addresses only (a built-in provider is on the internet, never on this machine's
+    loopback or in a private or link-local network)."""
     line = head.split(b"\r\n", 1)[0].decode("latin-1")
     parts = line.split(" ")
     if len(parts) != 3 or parts[0] != "CONNECT" or not parts[2].startswith("HTTP/1."):
@@ -273,14 +277,17 @@ def connect_target(head: bytes, allowed: set[tuple[str, int]]) -> tuple[str, int
         host, port = split_host_port(parts[1])
     except ValueError as exc:
         return str(exc)
-    if (host, port) in allowed or ("*", port) in allowed:
-        return host, port
+    if (host, port) in allowed:
+        return host, port, False
+    if ("*", port) in allowed:
+        return host, port, True
     return f"{host}:{port} is not an allowed endpoint"
 
 
-def connect(host: str, port: int, timeout: float = CONNECT_TIMEOUT) -> Socket:
+def connect(host: str, port: int, public_only: bool = False, timeout: float = CONNECT_TIMEOUT) -> Socket:
     """A TCP connection to *host*:*port* (resolved here, outside pi's namespace; an address
-    literal without ``getaddrinfo``, whose first call loads the resolver's libraries)."""
+    literal without ``getaddrinfo``, whose first call loads the resolver's libraries);
+    *public_only*: to a globally routable address only."""
     last: OSError = OSError(f"{host} resolves to no address")
     for family in (sk.AF_INET, sk.AF_INET6):
         try:
@@ -291,6 +298,11 @@ def connect(host: str, port: int, timeout: float = CONNECT_TIMEOUT) -> Socket:
         break
     else:
         candidates = list(sk.getaddrinfo(host, port, 0, sk.SOCK_STREAM))
+    if public_only:
+        import ipaddress
+
+        candidates = [c for c in candidates if ipaddress.ip_address(c[4][0]).is_global]
+        last = OSError(f"{host} resolves to no public address")
     for family, kind, proto, _name, address in candidates:
         s = sk.socket(family, kind, proto)
         try:

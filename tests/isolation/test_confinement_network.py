@@ -72,10 +72,10 @@ def test_a_host_with_white_space_never_reaches_the_rules_file() -> None:
 
 
 @pytest.mark.parametrize(("head", "expected"), [
-    (b"CONNECT api.example:443 HTTP/1.1\r\nHost: api.example:443", ("api.example", 443)),
-    (b"CONNECT API.Example.:443 HTTP/1.1", ("api.example", 443)),
-    (b"CONNECT [::1]:8443 HTTP/1.1", ("::1", 8443)),
-    (b"CONNECT anywhere.example:443 HTTP/1.0", ("anywhere.example", 443)),
+    (b"CONNECT api.example:443 HTTP/1.1\r\nHost: api.example:443", ("api.example", 443, False)),
+    (b"CONNECT API.Example.:443 HTTP/1.1", ("api.example", 443, False)),
+    (b"CONNECT [::1]:8443 HTTP/1.1", ("::1", 8443, False)),
+    (b"CONNECT anywhere.example:443 HTTP/1.0", ("anywhere.example", 443, True)),
     (b"CONNECT api.example:444 HTTP/1.1", "api.example:444 is not an allowed endpoint"),
     (b"CONNECT evil.example:8443 HTTP/1.1", "evil.example:8443 is not an allowed endpoint"),
     (b"GET http://api.example/ HTTP/1.1", "not a CONNECT request"),
@@ -90,7 +90,7 @@ def test_the_proxy_grants_only_its_pairs(head: bytes, expected: object) -> None:
         assert isinstance(got, str) and got.startswith(expected)
     else:
         assert got == expected
-    assert connect_target(b"CONNECT anywhere.example:443 HTTP/1.1", {("api.example", 443)}) != ("anywhere.example", 443)
+    assert isinstance(connect_target(b"CONNECT anywhere.example:443 HTTP/1.1", {("api.example", 443)}), str)
 
 
 def test_relay_plans_parse_and_refuse_the_unknown() -> None:
@@ -213,8 +213,8 @@ out = {
     'model': tcp('127.0.0.1', MODEL), 'model-v6': tcp('::1', MODEL),
     'other-port': tcp('127.0.0.1', OTHER), 'non-loopback': tcp('192.0.2.1', MODEL),
     'udp-loopback': udp('127.0.0.1', UDP), 'udp-remote': udp('192.0.2.1', 53), 'dns': dns('example.com'),
-    'proxy-allowed': proxy(f'localhost:{PROXY_TARGET}'), 'proxy-other-port': proxy(f'127.0.0.1:{OTHER}'),
-    'proxy-other-host': proxy(f'example.com:{PROXY_TARGET}'),
+    'proxy-allowed': proxy(f'localhost:{PROXY_TARGET}'), 'proxy-other-port': proxy(f'localhost:{MODEL}'),
+    'proxy-other-host': proxy(f'example.com:{PROXY_TARGET}'), 'proxy-wildcard-loopback': proxy(f'127.0.0.1:{OTHER}'),
     'no-proxy': os.environ['NO_PROXY'], 'uid': os.getuid(),
 }
 if len(sys.argv) == 5:
@@ -225,13 +225,14 @@ print(json.dumps(out))
 """
 
 
-def _rules(tmp: Path, model: Listener, proxy_port: int) -> Path:
-    """A variant's rules with the namespace: the model bridged, ``localhost:proxy_port`` by proxy."""
+def _rules(tmp: Path, model: Listener, proxy_port: int, wildcard_port: int = 9) -> Path:
+    """A variant's rules with the namespace: the model bridged, ``localhost:proxy_port`` by
+    proxy, and any host on *wildcard_port* (as for a built-in provider's 443)."""
     roots = VariantRoots(workspace=str(tmp), skills=(), contexts=(), bundles=None, agent_dir=str(tmp),
                          host_extensions=str(tmp), temp=str(tmp), session=None,
                          host_install=(os.path.realpath(sys.base_prefix), str(tmp)))
     rules = derive(roots, Endpoint("model", "127.0.0.1", model.port)).rules(landlock.abi_version(), "namespace")
-    rules["proxy"] = [("localhost", proxy_port)]  # a host by name, as a provider's
+    rules["proxy"] = [("localhost", proxy_port), ("*", wildcard_port)]  # a host by name, as a provider's
     rules["paths"].append([landlock.READ_FILE | landlock.READ_DIR, "/proc", False])  # the probe finds the relay
     rules_file = tmp / "confinement.rules"
     rules_file.write_text(landlock.render_rules(rules))
@@ -245,7 +246,7 @@ def test_only_the_allowed_endpoints_are_reachable_for_pi_and_its_children(tmp_pa
     try:
         probe = tmp_path / "probe.py"
         probe.write_text(PROBE)
-        argv = [PYTHON, "-I", "-S", WRAPPER, str(_rules(tmp_path, model, target.port)), PYTHON, "-I", "-S", str(probe),
+        argv = [PYTHON, "-I", "-S", WRAPPER, str(_rules(tmp_path, model, target.port, other.port)), PYTHON, "-I", "-S", str(probe),
                 str(model.port), str(other.port), str(other.udp_port), str(target.port)]
         done = subprocess.run(argv, capture_output=True, text=True, timeout=60, start_new_session=True,
                               env={"HTTPS_PROXY": "http://evil.example:3128", "NO_PROXY": "*", "PATH": "/usr/bin"})
@@ -259,7 +260,10 @@ def test_only_the_allowed_endpoints_are_reachable_for_pi_and_its_children(tmp_pa
         "other-port": "Permission denied",  # Landlock's port rule answers first; the namespace holds behind it
         "non-loopback": "Network is unreachable", "udp-loopback": "sent", "udp-remote": "Network is unreachable",
         "dns": "failed", "proxy-allowed": "echo:hi", "proxy-other-port": "HTTP/1.1 403 Forbidden",
-        "proxy-other-host": "HTTP/1.1 403 Forbidden", "no-proxy": "127.0.0.1,localhost,::1", "uid": os.getuid(),
+        "proxy-other-host": "HTTP/1.1 403 Forbidden",
+        # any host on a port (a built-in provider's 443) means a public one: never this machine
+        "proxy-wildcard-loopback": "HTTP/1.1 502 Bad Gateway",
+        "no-proxy": "127.0.0.1,localhost,::1", "uid": os.getuid(),
     }
     assert {k: v for k, v in report.items() if k not in ("child", "relay")} == expected
     assert report["child"] == expected  # a child pi starts is in the same namespace
