@@ -235,7 +235,7 @@ def main(argv: list[str]) -> int:
             netns = _load_netns()
             try:
                 extra, ports = netns.enter(rules.get("bridges", []), rules.get("proxy", []))
-            except netns.NamespaceError as exc:
+            except RuntimeError as exc:
                 raise _ConfineError(f"network namespace: {exc}") from None
             env.update(extra)
             # inside the namespace pi may reach the relay's listeners and nothing else

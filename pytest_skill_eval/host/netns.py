@@ -54,8 +54,11 @@ LOOPBACK = ("127.0.0.1", "localhost", "::1")
 MAX_FDS = 64
 
 
-class NamespaceError(Exception):
-    """The namespace could not be made (the message says which step and why)."""
+class _NamespaceError(Exception):
+    """The namespace could not be made (the message says which step and why).
+
+    Private, and outside errors.py, as landlock's own: the module runs in the wrapper with
+    the standard library only; :func:`enter` raises :class:`RuntimeError` to its caller."""
 
 
 def _libc() -> Any:
@@ -71,7 +74,7 @@ def _unshare() -> None:
     libc = _libc()
     if libc.unshare(ctypes.c_int(CLONE_NEWUSER | CLONE_NEWNET)) != 0:
         err = ctypes.get_errno()
-        raise NamespaceError(f"unshare(CLONE_NEWUSER|CLONE_NEWNET): {os.strerror(err)} (errno {err}); "
+        raise _NamespaceError(f"unshare(CLONE_NEWUSER|CLONE_NEWNET): {os.strerror(err)} (errno {err}); "
                              "unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone, "
                              "kernel.apparmor_restrict_unprivileged_userns or user.max_user_namespaces)")
     try:
@@ -79,7 +82,7 @@ def _unshare() -> None:
             with open(f"/proc/self/{name}", "w", encoding="ascii") as f:
                 f.write(text)
     except OSError as exc:
-        raise NamespaceError(f"mapping the user into the namespace: {exc.strerror}") from None
+        raise _NamespaceError(f"mapping the user into the namespace: {exc.strerror}") from None
 
 
 def _loopback_up() -> None:
@@ -91,7 +94,7 @@ def _loopback_up() -> None:
         flags = struct.unpack("16sH22x", got)[1]
         fcntl.ioctl(s.fileno(), SIOCSIFFLAGS, struct.pack("16sH22x", b"lo", flags | IFF_UP))
     except OSError as exc:
-        raise NamespaceError(f"bringing lo up: {exc.strerror}") from None
+        raise _NamespaceError(f"bringing lo up: {exc.strerror}") from None
     finally:
         s.close()
 
@@ -107,7 +110,7 @@ def _drop_capabilities() -> None:
             err = ctypes.get_errno()
             if err == 22:  # EINVAL: past the last capability this kernel knows
                 return
-            raise NamespaceError(f"dropping capability {cap}: {os.strerror(err)}")
+            raise _NamespaceError(f"dropping capability {cap}: {os.strerror(err)}")
 
 
 def _listen(family: int, host: str, port: int) -> Socket:
@@ -129,8 +132,16 @@ def enter(bridges: list[tuple[int, str, int]], allowed: list[tuple[str, int]]) -
     *bridges*: ``(port, host, target_port)``: ``127.0.0.1:port`` inside relays to
     ``host:target_port`` outside. *allowed*: the CONNECT proxy's ``(host, port)`` pairs
     (none: no proxy). Returns the environment pi gets (the proxy's address, or the proxy
-    variables emptied) and the ports inside the namespace pi may connect to.
+    variables emptied) and the ports inside the namespace pi may connect to;
+    :class:`RuntimeError` saying which step failed and why.
     """
+    try:
+        return _enter(bridges, allowed)
+    except _NamespaceError as exc:
+        raise RuntimeError(str(exc)) from None
+
+
+def _enter(bridges: list[tuple[int, str, int]], allowed: list[tuple[str, int]]) -> tuple[dict[str, str], list[int]]:
     parent, child = sk.socketpair(sk.AF_UNIX, sk.SOCK_STREAM)
     pid = os.fork()
     if pid == 0:  # the relay: stays in this namespace
@@ -166,7 +177,7 @@ def enter(bridges: list[tuple[int, str, int]], allowed: list[tuple[str, int]]) -
         else:
             address = ""
         if len(listeners) > MAX_FDS:
-            raise NamespaceError(f"{len(listeners)} listeners, at most {MAX_FDS}")
+            raise _NamespaceError(f"{len(listeners)} listeners, at most {MAX_FDS}")
         for name in ("HTTPS_PROXY", "HTTP_PROXY", "https_proxy", "http_proxy"):
             env[name] = address
         for name in ("ALL_PROXY", "all_proxy"):
@@ -179,9 +190,9 @@ def enter(bridges: list[tuple[int, str, int]], allowed: list[tuple[str, int]]) -
         for s in listeners:
             s.close()
         if parent.recv(1) != b"k":
-            raise NamespaceError("the relay did not start")
+            raise _NamespaceError("the relay did not start")
     except OSError as exc:
-        raise NamespaceError(f"setting up the namespace's listeners: {exc.strerror or exc}") from None
+        raise _NamespaceError(f"setting up the namespace's listeners: {exc.strerror or exc}") from None
     finally:
         parent.close()
     return env, ports
@@ -388,7 +399,7 @@ def probe() -> str:
         _unshare()
         _loopback_up()
         _listen(sk.AF_INET, "127.0.0.1", 0).close()
-    except NamespaceError as exc:
+    except _NamespaceError as exc:
         return str(exc)
     except OSError as exc:
         return f"binding inside the namespace: {exc.strerror}"
