@@ -9,12 +9,16 @@ provider named by host through the relay's CONNECT proxy, the way a real provide
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
 import socket
+import threading
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -96,15 +100,51 @@ def _variant_dirs(root: Path) -> list[Path]:
     return [gdir / "baseline", gdir / "candidate"]
 
 
-def _loopback_name() -> str:
-    """A host name other than ``localhost`` that this machine resolves to 127.0.0.1."""
-    for name in (socket.gethostname(), "localhost.localdomain", "localhost4"):
-        try:
-            if name and name != "localhost" and socket.gethostbyname(name) == "127.0.0.1":
-                return name
-        except OSError:
-            continue
-    pytest.skip("no host name other than localhost resolves to 127.0.0.1 here")
+def _port(url: str) -> int:
+    port = urlsplit(url).port
+    assert port is not None
+    return port
+
+
+def _pipe(src: socket.socket, dst: socket.socket) -> None:
+    try:
+        while data := src.recv(65536):
+            dst.sendall(data)
+        dst.shutdown(socket.SHUT_WR)
+    except OSError:
+        pass
+
+
+@contextlib.contextmanager
+def _by_name(port: int) -> Iterator[tuple[str, int]]:
+    """This machine by a host name other than ``localhost``, and a port there that leads to
+    127.0.0.1:*port*: the name itself where it resolves to loopback, else a forwarder on the
+    address it resolves to."""
+    name = socket.gethostname()
+    try:
+        address = socket.gethostbyname(name)
+    except OSError:
+        pytest.skip(f"this machine's name {name!r} does not resolve")
+    if name == "localhost" or address.startswith("127."):
+        yield name, port
+        return
+    listener = socket.create_server((address, 0))
+
+    def forward() -> None:
+        while True:
+            try:
+                conn, _ = listener.accept()
+            except OSError:
+                return
+            upstream = socket.create_connection(("127.0.0.1", port))
+            for a, b in ((conn, upstream), (upstream, conn)):
+                threading.Thread(target=_pipe, args=(a, b), daemon=True).start()
+
+    threading.Thread(target=forward, daemon=True).start()
+    try:
+        yield name, listener.getsockname()[1]
+    finally:
+        listener.close()
 
 
 def test_an_extension_and_its_child_reach_only_the_model(pytester: pytest.Pytester, pi_host: object) -> None:
@@ -139,17 +179,16 @@ def test_an_extension_and_its_child_reach_only_the_model(pytester: pytest.Pytest
 def test_a_provider_named_by_host_is_reached_through_the_connect_proxy(
         pytester: pytest.Pytester, pi_host: object, monkeypatch: pytest.MonkeyPatch) -> None:
     """pi's Anthropic client, its undici dispatcher honouring the proxy variables the wrapper
-    sets: a name of this machine other than ``localhost`` is a host name to the policy (not a
-    loopback endpoint), so it goes through the relay's CONNECT proxy, which resolves it on the
-    evaluator's side, as it would a provider's host."""
-    name = _loopback_name()
+    sets: this machine's name is a host name to the policy (not a loopback endpoint), so it
+    goes through the relay's CONNECT proxy, which resolves it on the evaluator's side, as it
+    would a provider's host."""
     root = pytester.path
     key = "sk-ant-api03-skill-eval-" + secrets.token_hex(8)
     monkeypatch.setenv("ANTHROPIC_API_KEY", key)
-    with ScriptedModelServer() as server:
+    with ScriptedModelServer() as server, _by_name(_port(server.base_url)) as (name, port):
         _write(root / "script.json", {"schema": "skill-eval-script/1", "turns": [{"steps": [{"text": "done"}]}]})
         server.register("claude-sonnet-4-5", root / "script.json")
-        base = server.base_url_for("anthropic-messages").replace("127.0.0.1", name)
+        base = server.base_url_for("anthropic-messages").replace(f"127.0.0.1:{_port(server.base_url)}", f"{name}:{port}")
         _write(root / "models.json", {"providers": {"anthropic": {"baseUrl": base}}})
         group = _group("byhost", "anthropic/claude-sonnet-4-5",
                        {"environment": {"literal": {}, "inherit": ["ANTHROPIC_API_KEY"]}})
@@ -158,7 +197,6 @@ def test_a_provider_named_by_host_is_reached_through_the_connect_proxy(
                                                "--skill-eval-confinement", "required", "--skill-eval-models=models.json")
         result.assert_outcomes(passed=1)
         assert len(server.requests()) == 2, "each variant's request reached the server through the proxy"
-    port = int(base.rsplit(":", 1)[1].split("/")[0])
     for vdir in _variant_dirs(root):
         run = json.loads((vdir / "run.json").read_text())
         assert run["state"] == "complete", run.get("reason")
