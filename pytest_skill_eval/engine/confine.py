@@ -4,7 +4,8 @@
 writes the rules the Landlock wrapper applies into the variant's private ``host-extensions/``
 (with a private network namespace whose only way out is the relay to the model's
 endpoint, :mod:`pytest_skill_eval.host.netns`, where this machine can make one) and
-returns the argv prefix that starts pi through the wrapper, with what ``run.json`` records. ``required`` refuses a variant this kernel cannot confine
+returns the argv prefix that starts pi through the wrapper, with what ``run.json`` records.
+``required`` refuses a variant this machine cannot confine
 (:class:`~pytest_skill_eval.errors.HostError`: the run is ``infrastructure-failed`` and the
 reason says what is missing); ``auto`` runs with what the kernel has and says so once.
 """
@@ -141,7 +142,8 @@ def confine_variant(settings: Settings, roots: VariantRoots, model: Endpoint | S
         # the namespace rules the network whatever Landlock's network ABI
         gaps = [g for g in gaps if not g.startswith("network")]
     elif abi > 0:
-        gaps.insert(0, f"network namespace ({netns_gap}): TCP is ruled by port only, on any host, and UDP not at all")
+        fallback = "TCP is ruled by port only, on any host, and UDP not at all" if abi >= NET_ABI else "no network rules"
+        gaps.insert(0, f"network namespace ({netns_gap}): {fallback}")
     if settings.mode == "required" and (abi <= 0 or netns_gap):
         raise HostError("kernel confinement is required (--skill-eval-confinement required) but this machine "
                         f"cannot enforce {'; '.join(gaps)}: "
