@@ -1,29 +1,32 @@
 """A private network namespace for pi, and the relay that is its only way out.
 
 Standard library only, and its C modules at that (``_socket``, ``select``, ``_thread``:
-``socket.py`` alone would double the wrapper's start-up, see docs/performance.md): the Landlock wrapper (:mod:`pytest_skill_eval.host.landlock`) loads
-this module by path, before pi starts, when its rules hold ``bridge`` or ``proxy`` lines.
-:func:`enter` then, in the wrapper's own (single-threaded) process:
+``socket.py`` alone would double the wrapper's start-up, see docs/performance.md). The
+Landlock wrapper (:mod:`pytest_skill_eval.host.landlock`) imports it from beside itself,
+before pi starts, when its rules say ``netns``. :func:`enter` then, in the wrapper's own
+(single-threaded) process:
 
 1. forks the **relay**, which stays in the evaluator's network namespace;
 2. unshares a user and a network namespace (``CLONE_NEWUSER | CLONE_NEWNET``), maps the
-   caller's uid and gid onto themselves (so pi keeps no capability after ``execve``) and
-   brings ``lo`` up: the namespace has no other interface, no route, no DNS server;
+   caller's uid and gid onto themselves and brings ``lo`` up: the namespace has no other
+   interface, no route, no DNS server;
 3. binds the listeners inside the namespace: ``127.0.0.1:PORT`` (and ``[::1]:PORT``) for
    each **bridge** (a loopback endpoint such as the scripted model: same port outside) and
    one ``127.0.0.1`` port for the **CONNECT proxy** (every other endpoint, by host name);
-4. hands the listening sockets to the relay over a socket pair (``SCM_RIGHTS``) and
-   closes its own copies, and returns the proxy variables pi's environment gets.
+4. empties the capability bounding set (pi keeps no capability in its namespace, even
+   when the evaluator runs as root), hands the listening sockets to the relay over a
+   socket pair (``SCM_RIGHTS``), closes its own copies and returns the proxy variables
+   pi's environment gets.
 
 A socket belongs to the namespace it was made in: the relay accepts connections made
 inside pi's namespace and connects, from the evaluator's namespace, only to the endpoint
 the rules name: a bridge to its one target, the proxy to the ``host:port`` pairs the
-rules allow (``*`` as host: any host on that port, the fallback for a built-in provider
-whose host the evaluator does not know). Every other request gets ``403`` and a line in
-the relay's log. The relay holds no file, listens on nothing in the evaluator's
-namespace and ends with pi (it watches pi's pidfd), and the evaluator's reaping of pi's
-process tree covers it too. Everything pi or a child of it sends elsewhere, TCP to
-another address, UDP, DNS, never leaves the namespace.
+rules allow (``*`` as host: any public host on that port, for a built-in provider whose
+host the evaluator does not know). Every other CONNECT gets ``403``. The relay holds no
+file, listens on nothing in the evaluator's namespace and ends with pi (it watches pi's
+pidfd), and the evaluator's reaping of pi's process tree covers it too. Everything pi or
+a child of it sends elsewhere, TCP to another address, UDP, DNS, never leaves the
+namespace.
 """
 
 from __future__ import annotations
@@ -228,7 +231,7 @@ def _relay_process(channel: Socket, wrapper: int) -> None:
     serve(list(zip(listeners, plans, strict=True)), watch, wrapper)
 
 
-def serve(pairs: list[tuple[Socket, str]], watch: int | None, parent: int, log: Any = None) -> None:
+def serve(pairs: list[tuple[Socket, str]], watch: int | None, parent: int) -> None:
     """Accept on every listener until pi ends (*watch*, its pidfd, turns readable; without
     one, until this process's parent is no longer *parent*); a ``bridge HOST PORT`` plan
     relays to that one endpoint, a ``proxy HOST:PORT ...`` plan serves CONNECT for the pairs
@@ -252,7 +255,7 @@ def serve(pairs: list[tuple[Socket, str]], watch: int | None, parent: int, log: 
                 conn_fd, _addr = listener._accept()  # type: ignore[attr-defined]  # _socket has no accept()
             except OSError:
                 continue
-            _thread.start_new_thread(_serve_one, (sk.socket(fileno=conn_fd), plan, log))
+            _thread.start_new_thread(_serve_one, (sk.socket(fileno=conn_fd), plan))
 
 
 def parse_plan(plan: str) -> tuple[str, Any]:
@@ -331,7 +334,7 @@ FORBIDDEN = b"HTTP/1.1 403 Forbidden\r\nContent-Length: 0\r\nConnection: close\r
 BAD_GATEWAY = b"HTTP/1.1 502 Bad Gateway\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
 
 
-def _serve_one(conn: Socket, plan: str, log: Any) -> None:
+def _serve_one(conn: Socket, plan: str) -> None:
     upstream = None
     try:
         kind, what = parse_plan(plan)
@@ -350,8 +353,6 @@ def _serve_one(conn: Socket, plan: str, log: Any) -> None:
             target = connect_target(head, what)
             if isinstance(target, str):
                 conn.sendall(FORBIDDEN)
-                if log is not None:
-                    log(f"refused: {target}")
                 return
             try:
                 upstream = connect(*target)

@@ -314,3 +314,10 @@ def test_a_namespace_that_cannot_be_made_never_starts_the_program(tmp_path: Path
                           capture_output=True, text=True, timeout=60)
     assert done.returncode == landlock.EXIT_CONFINE_FAILED and "ran" not in done.stdout
     assert done.stderr.startswith(landlock.FAILURE_PREFIX + " network namespace:")
+
+
+def test_nothing_beside_the_wrapper_shadows_a_standard_module() -> None:
+    """The wrapper imports netns with its own directory first on ``sys.path``, for that one
+    import: a module there named like a standard one would replace it in the wrapper."""
+    beside = {p.stem for p in Path(WRAPPER).parent.glob("*.py")}
+    assert not beside & sys.stdlib_module_names
