@@ -94,11 +94,15 @@ def meta(*, key: str | None = None, omit: Callable[[Any], bool] | None = None, n
 @dataclass(frozen=True, slots=True)
 class Layout:
     """A record's declared storage: key *order* (attribute names, properties allowed), the
-    *error* raised for bad stored data, and the *name* a message gives the whole document."""
+    *error* raised for bad stored data, the *name* a message gives the whole document, and
+    whether reading checks every value's type (*strict*)."""
 
     order: tuple[str, ...] = ()
     error: type[Exception] = EvidenceError
     name: str = "document"
+    #: whether a stored value of the wrong type is an error (a family whose from_json is
+    #: its only check); else it is kept as stored, since the file's schema checked it first
+    strict: bool = False
 
 
 class Encodable(Protocol):
@@ -270,42 +274,13 @@ def from_json(kind: type[_R], data: Any, source: object = None) -> _R:
     """The record of *kind* stored as *data*; the layout's error (naming *source*, when given,
     and the place in the document) when a value is not of its field's type."""
     try:
-        record: _R = _read_record(kind, data, [], None)
+        record: _R = _Reader(_plan(kind).layout.strict).record(kind, data, [], None)
         return record
     except _Bad as bad:
         layout = _plan(kind).layout
         where = "/".join(bad.path) or layout.name
         prefix = f"{source}: " if source is not None else ""
         raise layout.error(f"{prefix}{where}: {bad.message}") from None
-
-
-def _read_record(kind: type, data: Any, path: list[str], parent: Any) -> Any:
-    plan = _plan(kind)
-    if plan.whole is not None:
-        return kind(**{plan.whole.name: _read(plan.whole.hint, data, path, parent)})
-    if not isinstance(data, Mapping):
-        raise _Bad(path, f"expected an object, found {found(data)}")
-    values: dict[str, Any] = {}
-    for e in plan.fields:
-        spec = e.spec
-        if spec.parent is not None:
-            values[e.name] = parent.get(spec.parent) if isinstance(parent, Mapping) else None
-        elif spec.inline is not None:
-            values[e.name] = _read_record(_record_type(e.hint), data, path, parent) if spec.inline in data else None
-        elif e.key not in data:
-            if spec.absent is not UNSET:
-                values[e.name] = spec.absent
-            elif not e.has_default:
-                if not _nullable(e.hint):
-                    raise _Bad([*path, e.key], f"expected {_describe(e.hint)}, found nothing")
-                values[e.name] = None
-        elif spec.read is not None:
-            values[e.name] = spec.read(data[e.key])
-        elif spec.none_as is not UNSET and data[e.key] == spec.none_as:
-            values[e.name] = None
-        else:
-            values[e.name] = _read(e.hint, data[e.key], [*path, e.key], data)
-    return kind(**values)
 
 
 def _nullable(hint: Any) -> bool:
@@ -352,57 +327,96 @@ def _describe(hint: Any) -> str:
     return "an object"
 
 
-def _read(hint: Any, value: Any, path: list[str], parent: Any) -> Any:
-    if hint is Any:
+@dataclass(frozen=True, slots=True)
+class _Reader:
+    """One read of a stored record. *strict*: a value of the wrong type is an error; else (a
+    record its schema checked first) it is kept as it was stored, as a hand-written reader
+    kept it, and only a shape the record cannot be built from is an error."""
+
+    strict: bool
+
+    def refuse(self, path: list[str], message: str, value: Any) -> Any:
+        if self.strict:
+            raise _Bad(path, message)
         return value
-    choices = _choices(hint)
-    if choices is not None:
-        if not isinstance(value, str | int | type(None)) or isinstance(value, bool) or value not in choices:
-            raise _Bad(path, f"{value!r} is not valid. Valid values: {', '.join(str(c) for c in choices)}")
-        return value
-    if _is_union(hint):
-        args = get_args(hint)
-        if value is None and type(None) in args:
-            return None
-        rest = [a for a in args if a is not type(None)]
-        if len(rest) == 1:
-            try:
-                return _read(rest[0], value, path, parent)
-            except _Bad as bad:
-                if bad.path == path and len(rest) < len(args):
-                    raise _Bad(path, f"expected {_describe(hint)}, found {found(value)}") from None
-                raise
-        for arg in rest:
-            try:
-                return _read(arg, value, path, parent)
-            except _Bad:
-                continue
-        raise _Bad(path, f"expected {_describe(hint)}, found {found(value)}")
-    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-        return _read_record(hint, value, path, parent)
-    if hint in _SCALARS:
-        if not _is_scalar(hint, value):
-            raise _Bad(path, f"expected {_describe(hint)}, found {found(value)}")
-        return value
-    if hint is type(None):
-        if value is not None:
-            raise _Bad(path, f"expected null, found {found(value)}")
-        return None
-    origin, args = get_origin(hint), get_args(hint)
-    if origin is tuple:
-        if not isinstance(value, list):
-            raise _Bad(path, f"expected {_describe(hint)}, found {found(value)}")
-        if len(args) == 2 and args[1] is Ellipsis:
-            return tuple(_read(args[0], item, [*path, str(i)], parent) for i, item in enumerate(value))
-        if len(value) != len(args):
-            raise _Bad(path, f"expected an array of {len(args)} items, found {found(value)}")
-        return tuple(_read(a, item, [*path, str(i)], parent) for i, (a, item) in enumerate(zip(args, value, strict=True)))
-    if origin in (dict, Mapping):
-        if not isinstance(value, Mapping):
-            raise _Bad(path, f"expected an object, found {found(value)}")
-        item_hint = args[1] if args else Any
-        return {k: _read(item_hint, v, [*path, str(k)], parent) for k, v in value.items()}
-    raise TypeError(f"the codec cannot read a field of type {hint!r}")
+
+    def record(self, kind: type, data: Any, path: list[str], parent: Any) -> Any:
+        plan = _plan(kind)
+        if plan.whole is not None:
+            return kind(**{plan.whole.name: self.value(plan.whole.hint, data, path, parent)})
+        if not isinstance(data, Mapping):
+            raise _Bad(path, f"expected an object, found {found(data)}")
+        values: dict[str, Any] = {}
+        for e in plan.fields:
+            spec = e.spec
+            if spec.parent is not None:
+                values[e.name] = parent.get(spec.parent) if isinstance(parent, Mapping) else None
+            elif spec.inline is not None:
+                values[e.name] = self.record(_record_type(e.hint), data, path, parent) if spec.inline in data else None
+            elif e.key not in data:
+                if spec.absent is not UNSET:
+                    values[e.name] = spec.absent
+                elif not e.has_default:
+                    if not _nullable(e.hint):
+                        raise _Bad([*path, e.key], f"expected {_describe(e.hint)}, found nothing")
+                    values[e.name] = None
+            elif spec.read is not None:
+                values[e.name] = spec.read(data[e.key])
+            elif spec.none_as is not UNSET and data[e.key] == spec.none_as:
+                values[e.name] = None
+            else:
+                values[e.name] = self.value(e.hint, data[e.key], [*path, e.key], data)
+        return kind(**values)
+
+    def value(self, hint: Any, value: Any, path: list[str], parent: Any) -> Any:
+        if hint is Any:
+            return value
+        choices = _choices(hint)
+        if choices is not None:
+            if not isinstance(value, str | int | type(None)) or isinstance(value, bool) or value not in choices:
+                return self.refuse(path, f"{value!r} is not valid. Valid values: {', '.join(str(c) for c in choices)}", value)
+            return value
+        if _is_union(hint):
+            args = get_args(hint)
+            if value is None and type(None) in args:
+                return None
+            rest = [a for a in args if a is not type(None)]
+            if len(rest) == 1:
+                try:
+                    return self.value(rest[0], value, path, parent)
+                except _Bad as bad:
+                    if bad.path == path and len(rest) < len(args):
+                        raise _Bad(path, f"expected {_describe(hint)}, found {found(value)}") from None
+                    raise
+            for arg in rest:
+                try:
+                    return self.value(arg, value, path, parent)
+                except _Bad:
+                    continue
+            return self.refuse(path, f"expected {_describe(hint)}, found {found(value)}", value)
+        if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+            return self.record(hint, value, path, parent)
+        if hint in _SCALARS:
+            if not _is_scalar(hint, value):
+                return self.refuse(path, f"expected {_describe(hint)}, found {found(value)}", value)
+            return value
+        if hint is type(None):
+            return None if value is None else self.refuse(path, f"expected null, found {found(value)}", value)
+        origin, args = get_origin(hint), get_args(hint)
+        if origin is tuple:
+            if not isinstance(value, list):
+                return self.refuse(path, f"expected {_describe(hint)}, found {found(value)}", value)
+            if len(args) == 2 and args[1] is Ellipsis:
+                return tuple(self.value(args[0], item, [*path, str(i)], parent) for i, item in enumerate(value))
+            if len(value) != len(args):
+                return self.refuse(path, f"expected an array of {len(args)} items, found {found(value)}", value)
+            return tuple(self.value(a, item, [*path, str(i)], parent) for i, (a, item) in enumerate(zip(args, value, strict=True)))
+        if origin in (dict, Mapping):
+            if not isinstance(value, Mapping):
+                return self.refuse(path, f"expected an object, found {found(value)}", value)
+            item_hint = args[1] if args else Any
+            return {k: self.value(item_hint, v, [*path, str(k)], parent) for k, v in value.items()}
+        raise TypeError(f"the codec cannot read a field of type {hint!r}")
 
 
 def _is_scalar(hint: Any, value: Any) -> bool:

@@ -203,8 +203,8 @@ class FingerprintsRecord(Stored):
 class ManifestEntry(Stored):
     """One regular file of a snapshotted tree: its size and the sha256 of its stored bytes."""
 
-    size: int
-    sha256: str
+    size: int = field(metadata=meta(read=int))
+    sha256: str = field(metadata=meta(read=str))
 
 
 @dataclass(frozen=True, slots=True)

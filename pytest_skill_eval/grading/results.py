@@ -26,7 +26,7 @@ GROUP_GRADE_STATES: tuple[GroupGradeState, ...] = get_args(GroupGradeState)
 
 
 #: how every grade record is stored: a bad stored value is a MalformedGrade naming its place
-GRADE_LAYOUT = Layout(error=MalformedGrade, name="grade")
+GRADE_LAYOUT = Layout(error=MalformedGrade, name="grade", strict=True)
 
 
 @dataclass(frozen=True, slots=True)
