@@ -134,7 +134,6 @@ class _Slot:
     key: str
     spec: Spec
     hint: Any
-    is_field: bool
     has_default: bool
 
 
@@ -147,8 +146,6 @@ class _Plan:
 
 
 _NO_SPEC = Spec()
-
-
 _PLANS: dict[type, _Plan] = {}
 
 
@@ -166,13 +163,13 @@ def _make_plan(kind: type) -> _Plan:
     for f in dataclasses.fields(kind):
         spec = f.metadata.get(META, _NO_SPEC)
         has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
-        entries[f.name] = _Slot(f.name, spec.key or f.name, spec, hints[f.name], True, has_default)
+        entries[f.name] = _Slot(f.name, spec.key or f.name, spec, hints[f.name], has_default)
     in_order = list(entries.values())
     if layout.order:
         missing = [e.name for e in in_order if e.name not in layout.order and e.spec.parent is None]
         if missing:
             raise TypeError(f"{kind.__name__}: STORED order leaves out {', '.join(missing)}")
-        in_order = [entries.get(name) or _Slot(name, name, _NO_SPEC, Any, False, False) for name in layout.order]
+        in_order = [entries.get(name) or _Slot(name, name, _NO_SPEC, Any, False) for name in layout.order]
     whole = next((e for e in entries.values() if e.spec.whole), None)
     return _Plan(tuple(in_order), tuple(entries.values()), layout, whole)
 
