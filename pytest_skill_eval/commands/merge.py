@@ -214,9 +214,9 @@ def merge(targets: Sequence[str], cwd: Path, into: Path | None = None) -> Merged
         _copy_objects(inputs, staging)
         planned = sorted((g for item in inputs for g in item.selection.groups), key=lambda g: (g.position, g.dir))
         selection = SelectionRecord(inputs[0].selection.variants, tuple(planned))
-        store.write_json(staging / layout.SELECTION_FILE, selection.to_json())
+        store.write_record(staging / layout.SELECTION_FILE, selection)
         store.write_json(staging / MERGE_FILE, _merge_json(result_id, inputs))
-        store.write_json(staging / "result.json", record.to_json())
+        store.write_record(staging / "result.json", record)
         store.fsync_dir(staging)
         final = runs / result_id
         os.replace(staging, final)

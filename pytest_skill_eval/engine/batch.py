@@ -64,7 +64,7 @@ def write_batch_summary(result_dir: Path, result_id: str, *, interrupted: bool, 
     summary = ResultRecord(result_id, batch_state([g.state for g in groups], interrupted), tuple(groups),
                            trials if trials > 1 else None, seed,
                            ShardIndex(shard.index, shard.count) if shard is not None else None, usage, provenance)
-    store.write_json(result_dir / "result.json", summary.to_json())
+    store.write_record(result_dir / "result.json", summary)
     return summary
 
 

@@ -7,7 +7,7 @@ import shutil
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from pytest_skill_eval.definitions.model import VARIANTS, Group, Suite, VariantName
 from pytest_skill_eval.engine.config import EngineConfig, GroupRunOutcome, VariantOutcome
@@ -55,7 +55,7 @@ def run_group(group: Group, position: int, cfg: EngineConfig, *, suite: Suite | 
     group_dir = cfg.result_dir / "groups" / layout.group_dir_name(position, group.id)
     redactor = group_redactor(group, cfg)
     definition = records.DefinitionRecord(str(group.path), group.raw)
-    store.write_json(group_dir / "definition.json", redactor.json(definition.to_json())[0])
+    store.write_record(group_dir / "definition.json", definition, redactor)
     suite_ref = records.SuiteRef(suite.id, str(suite.path)) if suite is not None else None
     if cfg.trials > 1:
         return run_trials(group, position, group_dir, cfg, suite_ref, redactor)
@@ -145,7 +145,7 @@ def _run_with_reruns(group: Group, name: VariantName, shared: Shared, scratch: P
                      f"running it again, attempt {attempt + 1} of {cfg.rerun_infra + 1}")
     if attempts:
         final = reader.read_record(records.RunRecord, run_dir / "run.json")
-        store.write_json(run_dir / "run.json", redactor.json(dataclasses.replace(final, attempts=tuple(attempts)).to_json())[0])
+        store.write_record(run_dir / "run.json", dataclasses.replace(final, attempts=tuple(attempts)), redactor)
     return outcome
 
 
@@ -171,7 +171,7 @@ def run_trials(group: Group, position: int, group_dir: Path, cfg: EngineConfig, 
             trial_dir = layout.trial_dir(group_dir, number)
             outcomes, cancelled = run_variants(group, trial_dir, scratch / f"trial-{number}", shared, cfg, redactor,
                                                order=order, trial=number)
-            grade = _publish_grade(trial_dir, GroupGrade.from_json(redactor.json(grade_persisted(group, trial_dir).to_json())[0]))
+            grade = _publish_grade(trial_dir, redactor.record(grade_persisted(group, trial_dir))[0])
             trials.append(Trial(number, grade, {name: o.state for name, o in outcomes.items()}))
             per_trial.append(outcomes)
             shutil.rmtree(scratch / f"trial-{number}", ignore_errors=True)
@@ -180,15 +180,15 @@ def run_trials(group: Group, position: int, group_dir: Path, cfg: EngineConfig, 
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     published = _Publication(group_dir, layout.AGGREGATE_FILE, layout.AGGREGATE_FALLBACK, "aggregate",
-                             TrialGrade.from_json(redactor.json(aggregate(group.id, cfg.trials, trials).to_json())[0]))
+                             redactor.record(aggregate(group.id, cfg.trials, trials))[0])
     published.publish()
     variants: dict[str, VariantOutcome] = {name: _across_trials(name, [t[name] for t in per_trial], group_dir)
                                            for name in VARIANTS}
     state = group_state([v.state for v in variants.values()], fixture_failed=shared.error is not None)
     usage = _group_usage(group_dir)
 
-    def record() -> dict[str, Any]:
-        value = records.GroupRecord(
+    def record() -> records.GroupRecord:
+        return records.GroupRecord(
             id=group.id, position=position, path=str(group.path), suite=suite, type=group.type,
             state=cast(records.GroupState, state), grade_state=published.doc.state,
             variants={v.variant: records.VariantStateRecord(cast(records.RunState, v.state), v.reason)
@@ -200,10 +200,8 @@ def run_trials(group: Group, position: int, group_dir: Path, cfg: EngineConfig, 
             publication_errors=tuple(published.problems),
             usage=usage,
         )
-        clean: dict[str, Any] = redactor.json(value.to_json())[0]
-        return clean
 
-    published.publish_record(record)
+    published.publish_record(record, redactor)
     if cancelled:
         raise KeyboardInterrupt
     return GroupRunOutcome(group, position, state, group_dir, variants, cast(TrialGrade, published.doc))
@@ -244,13 +242,13 @@ def _publish_group(group: Group, position: int, group_dir: Path, outcomes: dict[
     """
     grade = grade_persisted(group, group_dir)
     published = _Publication(group_dir, layout.GRADE_FILE, layout.GRADE_FALLBACK, "grade",
-                             GroupGrade.from_json(redactor.json(grade.to_json())[0]))
+                             redactor.record(grade)[0])
     published.publish()
     state = group_state([o.state for o in outcomes.values()], fixture_failed=shared_error is not None)
     usage = _group_usage(group_dir)
 
-    def record() -> dict[str, Any]:
-        value = records.GroupRecord(
+    def record() -> records.GroupRecord:
+        return records.GroupRecord(
             id=group.id,
             position=position,
             path=str(group.path),
@@ -266,10 +264,8 @@ def _publish_group(group: Group, position: int, group_dir: Path, outcomes: dict[
             publication_errors=tuple(published.problems),
             usage=usage,
         )
-        clean: dict[str, Any] = redactor.json(value.to_json())[0]
-        return clean
 
-    published.publish_record(record)
+    published.publish_record(record, redactor)
     return GroupRunOutcome(group, position, state, group_dir, outcomes, grade)
 
 
@@ -304,27 +300,28 @@ class _Publication:
     def publish(self) -> None:
         self.name = self.primary
         try:
-            store.write_json(self.directory / self.primary, self.doc.to_json())
+            store.write_record(self.directory / self.primary, self.doc)
         except _PUBLICATION_ERRORS as exc:
             self._fall_back(f"{self.primary} could not be written: {exc}; the {self.what} is in {self.fallback}")
 
-    def publish_record(self, record: Callable[[], dict[str, Any]]) -> None:
-        """Write the group record *record()* builds (again after a fallback, which it names)."""
+    def publish_record(self, record: Callable[[], records.GroupRecord], redactor: Redactor) -> None:
+        """Write the group record *record()* builds (again after a fallback, which it names),
+        redacted by *redactor*."""
         try:
-            store.write_json(self.directory / layout.GROUP_FILE, record())
+            store.write_record(self.directory / layout.GROUP_FILE, record(), redactor)
         except _PUBLICATION_ERRORS as exc:
             problem = f"group.json could not be written: {exc}; the group record is in {layout.GROUP_FALLBACK}"
             if self.name == self.primary:
                 self._fall_back(problem)
             else:
                 self.problems.append(problem)
-            store.write_json(self.directory / layout.GROUP_FALLBACK, record())
+            store.write_record(self.directory / layout.GROUP_FALLBACK, record(), redactor)
 
     def _fall_back(self, problem: str) -> None:
         self.problems.append(problem)
         self.doc = dataclasses.replace(self.doc, state="grade-error",
                                        errors=(*self.doc.errors, GradeError("system", None, None, problem)))
-        store.write_json(self.directory / self.fallback, self.doc.to_json())
+        store.write_record(self.directory / self.fallback, self.doc)
         self.name = self.fallback
 
 
@@ -371,7 +368,7 @@ def persist_invalid_definition(result_dir: Path, position: int, ref: str, error:
     invalid = records.VariantStateRecord("invalid", reason)
     record = records.InvalidGroupRecord(ref=ref, position=position, variants={"baseline": invalid, "candidate": invalid},
                                         definition_errors=tuple(str(error).splitlines()))
-    store.write_json(group_dir / "group.json", record.to_json())
+    store.write_record(group_dir / "group.json", record)
     return group_dir
 
 

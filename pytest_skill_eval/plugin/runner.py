@@ -164,7 +164,7 @@ class GroupRunner:
 
         selection = SelectionRecord(tuple(cast("list[VariantName]", sorted(self.selected))), tuple(self.planned),
                                     self.shard_record)
-        store.write_json(self.result_dir / layout.SELECTION_FILE, selection.to_json())
+        store.write_record(self.result_dir / layout.SELECTION_FILE, selection)
         self._selection_written = True
 
     def judge(self, group_dir: Path) -> Judgement:

@@ -23,7 +23,7 @@ from typing import Any, cast
 from pytest_skill_eval import __version__
 from pytest_skill_eval.engine.verdict import identical_inputs_advice
 from pytest_skill_eval.errors import EvidenceError, SkillEvalError
-from pytest_skill_eval.evidence import layout, records, safe_io, store
+from pytest_skill_eval.evidence import layout, records, safe_io, store, trees
 from pytest_skill_eval.evidence.locate import regrade_files, regrade_time, resolve_result
 from pytest_skill_eval.evidence.reader import load_tree, parse_aggregate, parse_grade, read_checked
 from pytest_skill_eval.grading.aggregate import TrialGrade
@@ -189,11 +189,11 @@ def _now_contents(variant: ReportVariant, key: str, expected: Mapping[str, str],
         where = _materialise(variant.run, rel, dest, result_dir)
     except (SkillEvalError, OSError) as exc:
         return None, f"{variant.name}: {rel} cannot be read now ({exc})"
-    now = store.fingerprint_tree(dest)
+    now = trees.fingerprint_tree(dest)
     if dict(now) != dict(expected):
         return None, (f"{variant.name}: {rel} in {where} has changed since the run (its fingerprints differ), "
                       "so its contents are not shown")
-    files = {".": dest.read_bytes()} if dest.is_file() else store.read_files(dest)
+    files = {".": dest.read_bytes()} if dest.is_file() else trees.read_files(dest)
     return files, f"{variant.name}: {rel} read now from {where}"
 
 
