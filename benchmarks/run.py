@@ -55,6 +55,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -359,8 +360,20 @@ class Invocation:
         data = json.loads(models.read_text(encoding="utf-8"))
         scripted = data.get("providers", {}).get("scripted")
         if scripted is not None:
+            recorded = urlsplit(scripted["baseUrl"]).port
             scripted["baseUrl"] = base_url
             models.write_text(json.dumps(data, indent=2), encoding="utf-8")
+            self._reconfine(recorded, urlsplit(base_url).port)
+
+    def _reconfine(self, recorded: int | None, port: int | None) -> None:
+        """The Landlock wrapper lets pi connect to the recorded stand-in's port only: move it."""
+        wrapper = next((i for i, arg in enumerate(self.argv) if arg.endswith("landlock.py")), None)
+        if wrapper is None or recorded is None or port is None or wrapper + 1 >= len(self.argv):
+            return
+        rules = Path(self.argv[wrapper + 1])
+        lines = rules.read_text(encoding="utf-8").splitlines()
+        rules.write_text("".join(f"connect {port}\n" if line == f"connect {recorded}" else line + "\n"
+                                 for line in lines), encoding="utf-8")
 
     def cleanup(self) -> None:
         shutil.rmtree(self.scratch, ignore_errors=True)
