@@ -88,8 +88,11 @@ def _parent_fd(path: Path, root: Path | None) -> Iterator[tuple[int, str]]:
         os.close(fd)
 
 
-#: openat2(2), Linux 5.6+: the same number on every architecture (new system calls are unified)
+#: openat2(2), Linux 5.6+: 437 wherever new system calls share one number (alpha and MIPS
+#: number theirs otherwise): only these machines take the one-call walk
 _SYS_OPENAT2 = 437
+_UNIFIED_MACHINES = frozenset({"x86_64", "i686", "i386", "aarch64", "arm64", "armv7l", "armv8l", "riscv64",
+                               "ppc64le", "ppc64", "s390x", "loongarch64"})
 #: refuse every symbolic link (and /proc magic link) on the way, and any escape from the start
 _RESOLVE = 0x02 | 0x04 | 0x08  # RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH
 
@@ -111,7 +114,7 @@ def _open_beneath(dir_fd: int, parts: tuple[str, ...]) -> int | None:
 def _openat2() -> Callable[[int, bytes], int | None] | None:
     """``openat2`` through the C library, or None where it cannot be had (not Linux, no C
     library, a kernel or seccomp filter that refuses the call)."""
-    if not sys.platform.startswith("linux"):
+    if not sys.platform.startswith("linux") or os.uname().machine not in _UNIFIED_MACHINES:
         return None
     try:
         import ctypes
