@@ -191,6 +191,9 @@ def pytest_configure(config: pytest.Config) -> None:
             f"Use -n 0 --skill-eval-jobs {session.settings.jobs} (one process, {session.settings.jobs} lanes), "
             "or -n N without --skill-eval-jobs")
     config.stash[SESSION_KEY] = session
+    from pytest_skill_eval.services.schema_cache import use_schema_cache
+
+    use_schema_cache()
     # scratch a killed evaluator left behind (workspaces, the auth file copy) goes now
     from pytest_skill_eval.sources.scratch import sweep_stale
 
