@@ -383,22 +383,38 @@ class Invocation:
             self._reconfine(recorded, urlsplit(base_url).port)
 
     def _reconfine(self, recorded: int | None, port: int | None) -> None:
-        """The Landlock wrapper lets pi connect to the recorded stand-in's port only: move it."""
+        """The confinement wrapper lets pi reach the recorded stand-in's port only (a Landlock
+        ``connect`` rule, or a namespace ``bridge`` to the same port): move it."""
         wrapper = next((i for i, arg in enumerate(self.argv) if arg.endswith("landlock.py")), None)
         if wrapper is None or recorded is None or port is None or wrapper + 1 >= len(self.argv):
             return
         rules = Path(self.argv[wrapper + 1])
         lines = rules.read_text(encoding="utf-8").splitlines()
-        rules.write_text("".join(f"connect {port}\n" if line == f"connect {recorded}" else line + "\n"
-                                 for line in lines), encoding="utf-8")
+        def moved(line: str) -> str:
+            if line == f"connect {recorded}":
+                return f"connect {port}"
+            words = line.split(" ")
+            if words[:3] == ["bridge", str(recorded), str(recorded)]:
+                return " ".join(["bridge", str(port), str(port), *words[3:]])
+            return line
+
+        rules.write_text("".join(moved(line) + "\n" for line in lines), encoding="utf-8")
 
     def cleanup(self) -> None:
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 def record_invocations(root: Path, record_dir: Path) -> tuple[list[Invocation], dict[str, str], PytestRun]:
-    """One untimed plugin run with the recorder: the floor's invocations and scripts."""
-    run = run_pytest(root, suite_args(), plugins=(PLUGIN, "_recorder"), env_extra={RECORD_ENV: str(record_dir)})
+    """One untimed plugin run with the recorder: the floor's invocations and scripts.
+
+    The run gets a temp directory of its own: the floor restores its scratch directories
+    under their recorded names, which name the (then ended) recording process, and any
+    evaluator starting meanwhile in the shared scratch root would sweep them as stale.
+    """
+    private_tmp = record_dir.parent / f"{record_dir.name}-tmp"
+    private_tmp.mkdir(mode=0o700, parents=True, exist_ok=True)
+    run = run_pytest(root, suite_args(), plugins=(PLUGIN, "_recorder"),
+                     env_extra={RECORD_ENV: str(record_dir), "TMPDIR": str(private_tmp)})
     invocations = [Invocation.load(d) for d in sorted(record_dir.iterdir()) if d.is_dir()]
     if not invocations:
         raise BenchError("the recording run recorded no pi invocation (did the engine stop calling run_json/run_rpc?)")
