@@ -23,6 +23,7 @@ from typing import Any, Literal, TypeVar
 
 from pytest_skill_eval import schemas
 from pytest_skill_eval.errors import EvidenceError, Problem
+from pytest_skill_eval.evidence.decision_records import DecisionRecord
 from pytest_skill_eval.evidence.layout import AGGREGATE_FALLBACK, AGGREGATE_FILE, GRADE_FILE, record_path_problems
 from pytest_skill_eval.evidence.run_records import (
     JSON,
@@ -62,6 +63,7 @@ __all__ = [
     "AttemptRecord",
     "ContextObservations",
     "FingerprintsRecord",
+    "DecisionRecord",
     "DefinitionRecord",
     "GroupRecord",
     "GroupState",
@@ -252,21 +254,25 @@ class ResultGroup:
     trials: TrialCount | None = None
     #: the group's tokens and cost (``None``: no pi run of it was recorded)
     usage: VariantUsage | None = None
+    #: a group with trials: per selected variant, trials whose run did not complete or never ran (a
+    #: group is ``complete`` when each variant completed once, so its state alone hides them)
+    lost_runs: Mapping[str, int] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {"dir": self.dir, "id": self.id, "position": self.position, "state": self.state,
                 "reason": self.reason, "grade_state": self.grade_state, "variants": dict(self.variants),
                 "comparisons": dict(self.comparisons),
                 **({"trials": self.trials.to_json()} if self.trials is not None else {}),
+                **({"lost_runs": dict(self.lost_runs)} if self.lost_runs is not None else {}),
                 "usage": self.usage.to_json() if self.usage is not None else None}
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> ResultGroup:
-        trials, usage = d.get("trials"), d.get("usage")
+        trials, usage, lost = d.get("trials"), d.get("usage"), d.get("lost_runs")
         return cls(d["dir"], d["id"], d["position"], d["state"], d.get("reason"), d["grade_state"],
                    dict(d["variants"]), dict(d["comparisons"]),
                    TrialCount(trials["planned"], trials["ran"]) if trials else None,
-                   VariantUsage.from_json(usage) if usage else None)
+                   VariantUsage.from_json(usage) if usage else None, dict(lost) if lost is not None else None)
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,6 +336,8 @@ class ResultRecord:
     usage: VariantUsage | None = None
     #: what produced the result (absent in results of older versions)
     provenance: ProvenanceRecord | None = None
+    #: the one decision over the result's comparisons (absent in results of older versions)
+    decision: DecisionRecord | None = None
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"result_id": self.result_id, "state": self.state}
@@ -344,6 +352,8 @@ class ResultRecord:
             out["usage"] = self.usage.to_json()
         if self.provenance is not None:
             out["provenance"] = self.provenance.to_json()
+        if self.decision is not None:
+            out["decision"] = self.decision.to_json()
         return out
 
     @classmethod
@@ -352,7 +362,8 @@ class ResultRecord:
         return cls(d["result_id"], d["state"], tuple(ResultGroup.from_json(g) for g in d["groups"]), d.get("trials"),
                    d.get("seed"), ShardIndex(shard["index"], shard["count"]) if shard else None,
                    VariantUsage.from_json(usage) if usage else None,
-                   ProvenanceRecord.from_json(d["provenance"]) if "provenance" in d else None)
+                   ProvenanceRecord.from_json(d["provenance"]) if "provenance" in d else None,
+                   DecisionRecord.from_json(d["decision"]) if "decision" in d else None)
 
 
 # ----------------------------------------------------------------------- definition.json
