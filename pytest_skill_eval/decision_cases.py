@@ -27,7 +27,7 @@ trial's ``grade.json``) store their comparisons; everything else asks it for
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from pytest_skill_eval.decision import ComparisonDecision, ComparisonEvidence, DecisionRules, Outcome
@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from pytest_skill_eval.policy import Judgement
 
 __all__ = ["CASE_SEPARATOR", "GroupCases", "case_id", "comparison_bound", "grade_cases", "lost_trial_runs",
-           "split_case_id", "status_outcome", "trial_cases", "verdict_cases"]
+           "decided", "split_case_id", "status_outcome", "trial_cases", "verdict_cases"]
 
 #: a case's id is ``<group id>/<comparison id>`` (group ids cannot hold a slash)
 CASE_SEPARATOR = "/"
@@ -161,3 +161,18 @@ def comparison_bound(cases: Sequence[ComparisonEvidence], family: int,
     # each unknown comparison is Fisher's 1/1 against 1/1 (p = 1); the power of every case is then
     # computed at alpha / family, as the core computes it over the whole suite
     return decide_comparisons([*cases, *padding], rules)[:len(cases)]
+
+
+def decided(verdict: Judgement, rules: DecisionRules, family: int, *, require_power: bool = False) -> Judgement:
+    """*verdict* with its comparisons' decisions (:func:`comparison_bound` over *family*
+    comparisons); a single run's verdict is returned as it is: its policy is the spec's
+    transitions, and one run of one comparison is always underpowered on its own (the
+    suite's exact McNemar test is where single runs speak)."""
+    from pytest_skill_eval.trial_policy import TrialVerdict
+
+    if not isinstance(verdict, TrialVerdict):
+        return verdict
+    cases = verdict_cases(verdict).cases
+    bound = comparison_bound(cases, max(family, len(cases)), rules)
+    return replace(verdict, decisions={split_case_id(d.evidence.id)[1]: d for d in bound}, rules=rules,
+                   require_power=require_power)

@@ -44,6 +44,8 @@ class GroupRunner:
     rerun: StoredResult | None
     progress: LiveProgress
     planned: list[PlannedGroup]
+    #: the comparisons the run selected: the family a comparison's p-value is adjusted over
+    family: int
     shard_record: ShardRecord | None
     _engine_config: EngineConfig | None
     _router: Any
@@ -171,7 +173,8 @@ class GroupRunner:
         from pytest_skill_eval.engine.verdict import judge_group_dir
 
         return judge_group_dir(group_dir, fail_on=self.fail_on, pass_rate=self.settings.pass_rate,
-                               alpha=self.settings.alpha, result_id=self.result_id)
+                               alpha=self.settings.alpha, result_id=self.result_id, rules=self.settings.rules,
+                               family=self.family, require_power=self.settings.require_power)
 
 
 def start_order(items: Any, *, stop_early: bool) -> list[int]:

@@ -6,6 +6,7 @@ checked against scipy (a test-only dependency), never against the decision core 
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +15,7 @@ from scipy.stats import binomtest
 
 from pytest_skill_eval.evidence.records import ResultRecord, problems
 
-from .helpers import GROUPS, description_group, only_result, read_json, reads_skill, suite, write_json
+from .helpers import junit_details, only_result, read_json, suite, write_json
 
 pytestmark = pytest.mark.pi
 
@@ -75,4 +76,96 @@ def test_a_variant_not_selected_compares_nothing(project: Path, pytester: pytest
     assert decision["comparisons"] == [] and decision["decision"] == "indecisive"
 
 
-GROUPS_USED = (GROUPS, description_group, reads_skill)  # the builders this module's later tests share
+def _section(output: str) -> list[str]:
+    """The lines of the ``skill-eval`` terminal section."""
+    lines = output.splitlines()
+    start = next(i for i, line in enumerate(lines) if "= skill-eval =" in line)
+    end = next((i for i in range(start + 1, len(lines)) if lines[i].startswith("=")), len(lines))
+    return lines[start + 1:end]
+
+
+def test_the_terminal_section_ends_with_the_decision_line(project: Path, pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest("--skill-eval", "policy.json", "-p", "no:cacheprovider")
+    section = _section(result.stdout.str())
+    decision = _decision(project)
+    assert section[-1] == f"decision: {decision['line']}"
+    assert "  improves/reads-skill: underpowered: fail-to-pass, p = 1 (holm 1), power 0.00 to detect 0.2" in section
+    quiet = pytester.runpytest("--skill-eval", "policy.json", "-p", "no:cacheprovider", "-q")
+    lines = quiet.stdout.lines
+    before = lines[next(i for i, line in enumerate(lines) if "short test summary info" in line) - 1]
+    assert before.startswith("decision: underpowered: 1 fail-to-pass, 1 pass-to-fail, 1 tie: p = 1")
+
+
+def test_require_power_fails_a_run_whose_decision_is_underpowered(project: Path, pytester: pytest.Pytester) -> None:
+    write_json(project / "one.json", suite("one", ["groups/improves.json"]))
+    plain = pytester.runpytest("--skill-eval", "one.json", "-p", "no:cacheprovider")
+    assert plain.ret == 0
+    gated = pytester.runpytest("--skill-eval", "one.json", "-p", "no:cacheprovider", "--skill-eval-require-power")
+    gated.assert_outcomes(passed=1)
+    assert gated.ret == 1, "an underpowered decision never passes a CI gate silently"
+    gated.stdout.fnmatch_lines(["skill-eval: the suite's decision is underpowered (--skill-eval-require-power)",
+                                "decision: underpowered: 1 fail-to-pass, 0 pass-to-fail, 0 ties: p = 1, *"])
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--skill-eval-adjust", "bonferroni"], "--skill-eval-adjust expects one of holm, bh, none, found 'bonferroni'"),
+    (["--skill-eval-min-effect", "0.7"],
+     "--skill-eval-min-effect expects a rate difference above 0 and at most 0.5 (e.g. 0.2), found '0.7'"),
+    (["--skill-eval-min-effect", "nan"],
+     "--skill-eval-min-effect expects a rate difference above 0 and at most 0.5 (e.g. 0.2), found 'nan'"),
+    (["-o", "skill_eval_adjust=BH"], "skill_eval_adjust expects one of holm, bh, none, found 'BH'"),
+    (["-o", "skill_eval_min_effect=0"],
+     "skill_eval_min_effect expects a rate difference above 0 and at most 0.5 (e.g. 0.2), found '0'"),
+])
+def test_decision_options_are_checked_before_anything_runs(project: Path, pytester: pytest.Pytester,
+                                                          args: list[str], message: str) -> None:
+    result = pytester.runpytest("--skill-eval", "policy.json", "-p", "no:cacheprovider", *args)
+    assert result.ret == pytest.ExitCode.USAGE_ERROR
+    result.stderr.fnmatch_lines([f"ERROR: {message}"])
+    assert not (project / ".skill-eval" / "runs").exists() or not list((project / ".skill-eval" / "runs").iterdir())
+
+
+def test_trials_regression_policy_uses_holm_over_the_runs_comparisons(project: Path, pytester: pytest.Pytester) -> None:
+    """4 trials: regresses is 4/4 -> 0/4, Fisher's p = 0.029 < alpha, but Holm over the run's three
+    comparisons makes it 0.086: not a regression, and its words say it is underpowered."""
+    from scipy.stats import fisher_exact
+
+    p = fisher_exact([[4, 0], [0, 4]]).pvalue
+    holm = min(1.0, 3 * p)
+    assert p < 0.05 < holm
+    result = pytester.runpytest("--skill-eval", "policy.json", "-p", "no:cacheprovider", "--skill-eval-trials", "4",
+                                "--skill-eval-seed", "s", "--skill-eval-fail-on", "regression", "-v")
+    result.assert_outcomes(passed=3)
+    result.stdout.fnmatch_lines_random([
+        "*policy.json::regresses PASSED pass-to-fail (4 trials; underpowered)*",
+        "*policy.json::improves PASSED fail-to-pass (4 trials; underpowered)*",
+    ])
+    decision = _decision(project)
+    assert decision["test"] == "exact sign test"
+    regresses = next(c for c in decision["comparisons"] if c["group"] == "regresses")
+    assert regresses["p_value"] == pytest.approx(p) and regresses["adjusted_p_value"] == pytest.approx(holm)
+    assert regresses["line"].startswith("underpowered: 4/4 -> 0/4, p = 0.029 (holm 0.086), power ")
+    assert decision["counts"] == {"higher": 1, "lower": 1, "ties": 1}
+
+    # without the adjustment the same evidence is a regression (today's unadjusted rule)
+    shutil.rmtree(project / ".skill-eval")
+    unadjusted = pytester.runpytest("--skill-eval", "policy.json", "-p", "no:cacheprovider", "--skill-eval-trials", "4",
+                                    "--skill-eval-seed", "s", "--skill-eval-fail-on", "regression",
+                                    "--skill-eval-adjust", "none", "--junitxml=junit.xml", "-v")
+    unadjusted.assert_outcomes(passed=2, failed=1)
+    unadjusted.stdout.fnmatch_lines(["*policy.json::regresses FAILED pass-to-fail (4 trials; worse)*"])
+    unadjusted.stdout.fnmatch_lines(["*failed comparison reads-skill: worse: 4/4 -> 0/4, p = 0.029*"])
+    details = junit_details(project / "junit.xml")
+    props = details["policy.json::regresses"]
+    assert props["skill_eval.comparison.reads-skill.decision"].startswith("worse: 4/4 -> 0/4, p = 0.029")
+
+
+def test_trials_with_enough_evidence_are_worse_under_holm(project: Path, pytester: pytest.Pytester) -> None:
+    write_json(project / "two.json", suite("two", ["groups/improves.json", "groups/regresses.json"]))
+    result = pytester.runpytest("--skill-eval", "two.json", "-p", "no:cacheprovider", "--skill-eval-trials", "6",
+                                "--skill-eval-seed", "s", "--skill-eval-fail-on", "regression", "-v")
+    result.assert_outcomes(passed=1, failed=1)
+    result.stdout.fnmatch_lines(["*two.json::regresses FAILED pass-to-fail (6 trials; worse)*"])
+    decision = _decision(project)
+    by_group = {c["group"]: c for c in decision["comparisons"]}
+    assert (by_group["improves"]["decision"], by_group["regresses"]["decision"]) == ("better", "worse")
