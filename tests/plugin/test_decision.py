@@ -169,3 +169,37 @@ def test_trials_with_enough_evidence_are_worse_under_holm(project: Path, pyteste
     decision = _decision(project)
     by_group = {c["group"]: c for c in decision["comparisons"]}
     assert (by_group["improves"]["decision"], by_group["regresses"]["decision"]) == ("better", "worse")
+
+
+def test_view_junit_and_step_summary_carry_the_decision(project: Path, pytester: pytest.Pytester,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+    from xml.etree import ElementTree
+
+    summary_file = project / "step-summary.md"
+    monkeypatch.setenv("GITHUB_STEP_SUMMARY", str(summary_file))
+    pytester.runpytest("--skill-eval", "policy.json", "-p", "no:cacheprovider", "--junitxml=junit.xml")
+    decision = _decision(project)
+    line = decision["line"]
+
+    view = pytester.run(sys.executable, "-m", "pytest_skill_eval", "view", "latest")
+    assert view.ret == 0, view.stderr.str()
+    out = view.stdout.lines
+    assert f"decision  {line}" in out
+    assert ("          exact McNemar over 3 comparisons (3 decisive); adjustment holm, alpha 0.05, minimum effect 0.2, "
+            "target power 0.8, coverage floor 0.8") in out
+    assert any(x.startswith("  regresses/reads-skill: underpowered: pass-to-fail, p = 1 (holm 1)") for x in out)
+
+    root = ElementTree.parse(project / "junit.xml").getroot()
+    details = next(s for s in root.iter("testsuite") if s.get("name") == "skill-eval details")
+    props = {p.get("name"): p.get("value") for p in details.findall("properties/property")}
+    assert props["skill_eval.decision"] == line
+    assert props["skill_eval.decision.test"] == "exact McNemar"
+    assert props["skill_eval.decision.counts"] == "1 higher, 1 lower, 1 ties"
+    assert props["skill_eval.decision.comparison.improves/reads-skill"].startswith("underpowered: fail-to-pass, p = 1")
+
+    text = summary_file.read_text(encoding="utf-8")
+    heading = text.splitlines()[0]
+    assert heading.startswith("## skill-eval result ")
+    assert text.splitlines()[2] == "**Decision:** " + line.replace("_", "\\_")
+    assert "| `improves/reads-skill` | underpowered | 0/1 | 1/1 | 1 | 1 | 0.00 | 100 % |" in text
