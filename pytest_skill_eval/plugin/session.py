@@ -319,7 +319,8 @@ class SkillEvalSession(GroupRunner, TerminalSummary):
                 verdict = self.judge(Path(props["skill_eval.evidence"]))
             except EvidenceError:
                 verdict = None
-            identical = identical_inputs_advice(Path(props["skill_eval.evidence"]))
+            # an A/A run gives both arms the same inputs on purpose
+            identical = None if self.settings.aa else identical_inputs_advice(Path(props["skill_eval.evidence"]))
         outcome = "error" if is_error else report.outcome
         self.reported[report.nodeid] = Reported(report.nodeid, report.location, outcome, verdict, identical)
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")

@@ -322,7 +322,9 @@ def _group(gdir: Path, result_dir: Path, summary: records.ResultRecord | None = 
     return ReportGroup(dir=gdir.name, position=position, record=record, grade=grade,
                        regrade=regrade, definition=definition, variants=variants, resources=resources,
                        problems=tuple(problems), aggregate=aggregate, trial=1 if trials is not None else None,
-                       identical=identical_inputs_advice(gdir), trials=every_trial,
+                       # an A/A run gives both arms the same inputs on purpose
+                       identical=None if summary is not None and summary.decision is not None and summary.decision.aa
+                       else identical_inputs_advice(gdir), trials=every_trial,
                        outcome=outcome or (_outcome(gdir, summary) if record is not None else None),
                        decisions=decided)
 

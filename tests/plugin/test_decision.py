@@ -196,10 +196,46 @@ def test_view_junit_and_step_summary_carry_the_decision(project: Path, pytester:
     assert props["skill_eval.decision"] == line
     assert props["skill_eval.decision.test"] == "exact McNemar"
     assert props["skill_eval.decision.counts"] == "1 higher, 1 lower, 1 ties"
-    assert props["skill_eval.decision.comparison.improves/reads-skill"].startswith("underpowered: fail-to-pass, p = 1")
+    assert str(props["skill_eval.decision.comparison.improves/reads-skill"]).startswith("underpowered: fail-to-pass, p = 1")
 
     text = summary_file.read_text(encoding="utf-8")
     heading = text.splitlines()[0]
     assert heading.startswith("## skill-eval result ")
     assert text.splitlines()[2] == "**Decision:** " + line.replace("_", "\\_")
     assert "| `improves/reads-skill` | underpowered | 0/1 | 1/1 | 1 | 1 | 0.00 | 100 % |" in text
+
+
+def test_aa_runs_the_candidate_against_itself_and_reports_the_false_flips(
+        project: Path, pytester: pytest.Pytester) -> None:
+    """The trials example's stochastic stand-in, 6 trials, both arms the candidate: the flips
+    are counted again here from each trial's grade.json, independently of the decision core."""
+    trials_root = Path(__file__).resolve().parents[2] / "example_suites" / "trials"
+    shutil.copytree(trials_root / "skills", project / "skills", dirs_exist_ok=True)
+    shutil.copytree(trials_root / "skills-before", project / "skills-before", dirs_exist_ok=True)
+    shutil.copytree(trials_root / "scripts", project / "scripts", dirs_exist_ok=True)
+    shutil.copy(trials_root / "groups" / "changelog-activation.json", project / "groups")
+    write_json(project / "aa.json", suite("aa", ["groups/changelog-activation.json"]))
+    result = pytester.runpytest("--skill-eval", "aa.json", "-p", "no:cacheprovider", "--skill-eval-trials", "6",
+                                "--skill-eval-seed", "aa-2", "--skill-eval-aa")
+    assert result.ret in (0, 1)
+    res = only_result(project)
+    gdir = res / "groups" / "001-changelog-activation"
+    # both arms ran the candidate's skill: byte-identical fingerprints, the candidate's source
+    for n in range(1, 7):
+        prints = {v: read_json(gdir / "trials" / f"{n:03d}" / v / "fingerprints.json")["before"]
+                  for v in ("baseline", "candidate")}
+        assert list(prints["baseline"].values()) == list(prints["candidate"].values()) != [], prints
+    flips = pairs = 0
+    for n in range(1, 7):
+        statuses = {e["variant"]: e["status"] for e in read_json(gdir / "trials" / f"{n:03d}" / "grade.json")["expectations"]}
+        if {statuses["baseline"], statuses["candidate"]} <= {"pass", "fail"}:
+            pairs += 1
+            flips += statuses["baseline"] != statuses["candidate"]
+    decision = _decision(project)
+    assert decision["aa"] is True and flips > 0, "the seed was chosen so that the stand-in flips"
+    assert (decision["flips"]["flips"], decision["flips"]["pairs"]) == (flips, pairs)
+    (comparison,) = decision["comparisons"]
+    assert (comparison["flips"]["flips"], comparison["flips"]["pairs"]) == (flips, pairs)
+    assert decision["decision_flips"]["pairs"] == 1
+    result.stdout.fnmatch_lines([f"  A/A false-flip rate: {flips} flips in {pairs} pairs (*"])
+    assert "identical skills and context" not in result.stdout.str(), "an A/A run is identical on purpose"
