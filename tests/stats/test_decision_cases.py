@@ -107,12 +107,13 @@ def test_an_items_bound_is_never_more_significant_than_the_whole_familys_decisio
         if bound.decision == "worse":
             checked_worse += 1
             assert whole.comparisons[own].decision == "worse"
-        assert bound.adjusted_p_value is not None and whole.comparisons[own].adjusted_p_value is not None
-        assert bound.adjusted_p_value >= whole.comparisons[own].adjusted_p_value - 1e-12
+        mine, theirs = bound.adjusted_p_value, whole.comparisons[own].adjusted_p_value
+        assert mine is not None and theirs is not None
+        assert mine >= theirs - 1e-12
     assert checked_worse > 0, "the property was exercised on comparisons the bound calls worse"
 
 
-def stand_in_passes(seed: str, group: str, variant: str, trial: int, weights: list[int]) -> bool:
+def stand_in_passes(seed: str, group: str, variant: str, trial: int, weights: list[float]) -> bool:
     """Whether the stand-in's seeded draw for this arm chose the alternative that reads the skill (index 0)."""
     generator = Arm(seed, group, variant, trial).generator(1, "/turns/0/rules/0")
     return generator.choices([0, 1], weights=weights)[0] == 0
@@ -128,7 +129,7 @@ def test_identical_arms_on_the_stochastic_stand_in_reject_at_most_alpha() -> Non
     rules = DecisionRules(alpha=alpha)
     for s in range(suites):
         seed = f"aa-{s}"
-        evidence = []
+        evidence: list[ComparisonEvidence] = []
         for g in range(groups):
             weights = rules_of_script[g % 2]
             grades = {}
