@@ -170,7 +170,8 @@ class DecisionRecord:
                 c.p_value, c.adjusted_p_value, c.power,
                 FlipRecord(own.flips, own.pairs) if own is not None else None))
         test = "exact McNemar" if suite.single_run else "exact sign test"
-        return cls(suite.decision, suite.line(), test, suite.higher, suite.lower, suite.ties, suite.p_value,
+        line = suite.line() if suite.comparisons else "indecisive: no comparison to decide on (no group compared both variants)"
+        return cls(suite.decision, line, test, suite.higher, suite.lower, suite.ties, suite.p_value,
                    suite.power, len(suite.decisive),
                    {"alpha": rules.alpha, "min_effect": rules.min_effect, "target_power": rules.target_power,
                     "coverage_floor": rules.coverage_floor, "adjustment": rules.adjustment},
