@@ -139,6 +139,11 @@ class TrialVerdict:
     def trials_text(self) -> str:
         a = self.aggregate
         text = f"{a.ran} trials" if a.ran == a.planned else f"{a.ran} of {a.planned} trials"
+        # runs lost to the provider (or invalid): the variant is still complete, so say it here
+        lost = sum(n for states in a.runs.values() for state, n in states.items()
+                   if state not in ("complete", "not-selected"))
+        if lost:
+            text += f"; {lost} run{'s' if lost != 1 else ''} lost"
         decided = self.decision_words()
         return f"{text}; {decided}" if decided else text
 

@@ -239,3 +239,62 @@ def test_aa_runs_the_candidate_against_itself_and_reports_the_false_flips(
     assert decision["decision_flips"]["pairs"] == 1
     result.stdout.fnmatch_lines([f"  A/A false-flip rate: {flips} flips in {pairs} pairs (*"])
     assert "identical skills and context" not in result.stdout.str(), "an A/A run is identical on purpose"
+
+
+FLAKY_PROVIDER = {
+    "schema": "skill-eval-script/1",
+    "description": "A provider that fails one request in three with a 500; otherwise the skill is read.",
+    "turns": [{
+        "rules": [{
+            "when": {"skill_description_contains": "release notes"},
+            "choose": [
+                {"weight": 1, "steps": [{"fault": "http-500"}]},
+                {"weight": 2, "steps": [
+                    {"tool_calls": [{"name": "read", "arguments": {"path": "{{skill_matching:release notes.location}}"}}]},
+                    {"text": "Following the release-notes skill."}]},
+            ],
+        }],
+        "steps": [{"text": "No skill matched."}],
+    }],
+}
+
+
+def test_runs_lost_to_the_provider_show_at_group_and_result_level_and_make_a_comparison_indecisive(
+        project: Path, pytester: pytest.Pytester) -> None:
+    from .helpers import AFTER, description_group, reads_skill
+
+    write_json(project / "scripts" / "flaky-provider.json", FLAKY_PROVIDER)
+    write_json(project / "groups" / "flaky.json",
+               description_group("flaky", AFTER, AFTER, reads_skill(), model="scripted/flaky-provider"))
+    write_json(project / "flaky-suite.json", suite("flaky-suite", ["groups/flaky.json"]))
+    args = ["--skill-eval", "flaky-suite.json", "-p", "no:cacheprovider", "--skill-eval-trials", "6",
+            "--skill-eval-seed", "lost-13", "--skill-eval-fail-on", "regression", "-v"]
+    result = pytester.runpytest(*args)
+    res = only_result(project)
+    gdir = res / "groups" / "001-flaky"
+    states = {v: [read_json(gdir / "trials" / f"{n:03d}" / v / "run.json")["state"] for n in range(1, 7)]
+              for v in ("baseline", "candidate")}
+    lost = {v: sum(s != "complete" for s in found) for v, found in states.items()}
+    assert all(s in ("complete", "infrastructure-failed") for found in states.values() for s in found), states
+    coverage = min(6 - n for n in lost.values()) / 6
+    assert sum(lost.values()) > 0 and coverage < 0.8, "the seed was chosen to lose runs below the floor"
+    summary = read_json(res / "result.json")
+    (group,) = summary["groups"]
+    # the group is complete (each variant completed in some trial): its lost runs are said beside it
+    assert group["state"] == "complete" and group["lost_runs"] == lost
+    decision = summary["decision"]
+    assert decision["lost_runs"] == sum(lost.values())
+    (comparison,) = decision["comparisons"]
+    assert (comparison["decision"], comparison["coverage"]) == ("indecisive", pytest.approx(coverage))
+    assert comparison["p_value"] is None and decision["decision"] == "indecisive"
+    # never a failure by chance under regression, never a silent pass: the words say it
+    result.assert_outcomes(passed=1)
+    total = sum(lost.values())
+    result.stdout.fnmatch_lines([f"*flaky-suite.json::flaky PASSED * (6 trials; {total} run{'s' if total != 1 else ''} "
+                                 "lost; indecisive)*"])
+    result.stdout.fnmatch_lines([f"  lost runs: {total} pi run(s) of the compared groups did not complete*"])
+    # --skill-eval-require-power makes it an error for a CI gate
+    shutil.rmtree(project / ".skill-eval")
+    gated = pytester.runpytest(*args, "--skill-eval-require-power")
+    gated.assert_outcomes(errors=1)
+    gated.stdout.fnmatch_lines(["*comparison reads-skill: indecisive: baseline * (an error under --skill-eval-require-power)*"])
