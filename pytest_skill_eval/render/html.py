@@ -213,6 +213,16 @@ class ReportGroup:
     decisions: tuple[ComparisonRecord, ...] = ()
 
     @property
+    def lost_runs(self) -> int:
+        """A group run with trials: its runs that did not complete, and trials that never ran."""
+        a = self.aggregate
+        if a is None:
+            return 0
+        not_complete = sum(n for states in a.runs.values() for state, n in states.items()
+                           if state not in ("complete", "not-selected"))
+        return not_complete + (a.planned - a.ran) * len([s for s in a.runs.values() if "not-selected" not in s])
+
+    @property
     def identical_warning(self) -> str | None:
         """The warning the page shows when both variants got byte-identical skills and context."""
         return f"{IDENTICAL}; {self.identical}" if self.identical is not None else None

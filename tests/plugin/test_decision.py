@@ -269,7 +269,7 @@ def test_runs_lost_to_the_provider_show_at_group_and_result_level_and_make_a_com
     write_json(project / "flaky-suite.json", suite("flaky-suite", ["groups/flaky.json"]))
     args = ["--skill-eval", "flaky-suite.json", "-p", "no:cacheprovider", "--skill-eval-trials", "6",
             "--skill-eval-seed", "lost-13", "--skill-eval-fail-on", "regression", "-v"]
-    result = pytester.runpytest(*args)
+    result = pytester.runpytest(*args, "--skill-eval-html=report.html")
     res = only_result(project)
     gdir = res / "groups" / "001-flaky"
     states = {v: [read_json(gdir / "trials" / f"{n:03d}" / v / "run.json")["state"] for n in range(1, 7)]
@@ -293,6 +293,9 @@ def test_runs_lost_to_the_provider_show_at_group_and_result_level_and_make_a_com
     result.stdout.fnmatch_lines([f"*flaky-suite.json::flaky PASSED * (6 trials; {total} run{'s' if total != 1 else ''} "
                                  "lost; indecisive)*"])
     result.stdout.fnmatch_lines([f"  lost runs: {total} pi run(s) of the compared groups did not complete*"])
+    page = (project / "report.html").read_text(encoding="utf-8")
+    assert f'<span class="bad lost">{total} runs lost</span>' in page
+    assert f'{total} pi runs of the compared groups did not complete' in page
     # --skill-eval-require-power makes it an error for a CI gate
     shutil.rmtree(project / ".skill-eval")
     gated = pytester.runpytest(*args, "--skill-eval-require-power")
