@@ -211,16 +211,8 @@ class ReportGroup:
     outcome: str | None = None
     #: the result's decision of each of the group's comparisons
     decisions: tuple[ComparisonRecord, ...] = ()
-
-    @property
-    def lost_runs(self) -> int:
-        """A group run with trials: its runs that did not complete, and trials that never ran."""
-        a = self.aggregate
-        if a is None:
-            return 0
-        not_complete = sum(n for states in a.runs.values() for state, n in states.items()
-                           if state not in ("complete", "not-selected"))
-        return not_complete + (a.planned - a.ran) * len([s for s in a.runs.values() if "not-selected" not in s])
+    #: a group run with trials: runs that did not complete, and trials never run (``result.json`` ``lost_runs``)
+    lost_runs: int = 0
 
     @property
     def identical_warning(self) -> str | None:

@@ -319,6 +319,8 @@ def _group(gdir: Path, result_dir: Path, summary: records.ResultRecord | None = 
     position = layout.group_position(gdir.name)
     decided = tuple(c for c in (summary.decision.comparisons if summary is not None and summary.decision else ())
                     if c.position == position)
+    entry = next((e for e in (summary.groups if summary is not None else ()) if e.dir == gdir.name), None)
+    lost = sum(entry.lost_runs.values()) if entry is not None and entry.lost_runs else 0
     return ReportGroup(dir=gdir.name, position=position, record=record, grade=grade,
                        regrade=regrade, definition=definition, variants=variants, resources=resources,
                        problems=tuple(problems), aggregate=aggregate, trial=1 if trials is not None else None,
@@ -326,7 +328,7 @@ def _group(gdir: Path, result_dir: Path, summary: records.ResultRecord | None = 
                        identical=None if summary is not None and summary.decision is not None and summary.decision.aa
                        else identical_inputs_advice(gdir), trials=every_trial,
                        outcome=outcome or (_outcome(gdir, summary) if record is not None else None),
-                       decisions=decided)
+                       decisions=decided, lost_runs=lost)
 
 
 def load_report(result_dir: Path, *, now: datetime | None = None, outcomes: Mapping[int, str] | None = None) -> Report:
