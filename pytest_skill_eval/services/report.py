@@ -252,7 +252,7 @@ def _trial_view(gdir: Path, number: int, record: records.GroupRecord, definition
                        problems=tuple(problems), trial=number)
 
 
-def _outcome(gdir: Path, summary: records.ResultRecord | None) -> str | None:
+def _outcome(gdir: Path, summary: records.ResultRecord | None, result_dir: Path) -> str | None:
     """The pytest outcome of the group, judged again from its evidence under the result's recorded
     settings (``provenance``; a result without them is judged under the defaults)."""
     from pytest_skill_eval.decision import DecisionRules
@@ -261,6 +261,10 @@ def _outcome(gdir: Path, summary: records.ResultRecord | None) -> str | None:
 
     provenance = summary.provenance if summary is not None else None
     decision = summary.decision if summary is not None else None
+    # the judging reads below the variants' directories: only real directories of the result
+    # (a stored result is untrusted; a linked variant directory could lead out of it)
+    if any(safe_io.entry_kind(gdir / name, result_dir) not in (None, safe_io.DIRECTORY) for name in _VARIANTS):
+        return None
     try:
         fail_on = parse_fail_on(provenance.fail_on) if provenance is not None else "candidate"
         alpha = provenance.alpha if provenance is not None else 0.05
@@ -327,7 +331,7 @@ def _group(gdir: Path, result_dir: Path, summary: records.ResultRecord | None = 
                        # an A/A run gives both arms the same inputs on purpose
                        identical=None if summary is not None and summary.decision is not None and summary.decision.aa
                        else identical_inputs_advice(gdir), trials=every_trial,
-                       outcome=outcome or (_outcome(gdir, summary) if record is not None else None),
+                       outcome=outcome or (_outcome(gdir, summary, result_dir) if record is not None else None),
                        decisions=decided, lost_runs=lost)
 
 
