@@ -155,7 +155,7 @@ def test_the_report_opens_with_the_decision_and_shows_each_groups_pytest_outcome
     result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--skill-eval-html=out/report.html")
     result.assert_outcomes(passed=2, errors=1)
     report = root / "out" / "report.html"
-    stored = json.loads(next((root / ".skill-eval" / "runs").iterdir()).joinpath("result.json").read_text())
+    stored = json.loads((_result_dir(root) / "result.json").read_text())
     opened = open_report(report)
     page = opened.page
     # the first section after the header is the decision, with its line
