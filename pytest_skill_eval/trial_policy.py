@@ -10,15 +10,22 @@ questions (:class:`~pytest_skill_eval.policy.Judgement`).
   and single grade errors are counted and shown, never failures.
 - ``--skill-eval-fail-on candidate`` (default): a candidate expectation whose pass rate is
   below ``--skill-eval-pass-rate`` (default 1.0) fails the item; ``regression``: a
-  comparison whose candidate rate is lower than its baseline rate with Fisher's exact
-  p-value below ``--skill-eval-alpha`` (default 0.05); ``any``: any expectation below the
-  pass rate; ``never``: nothing.
+  comparison decided ``worse``: the candidate's rate lower, Fisher's exact p-value adjusted
+  over the run's comparisons (``--skill-eval-adjust``, Holm by default) at most
+  ``--skill-eval-alpha`` (default 0.05), whatever the comparisons of groups not yet judged
+  show (:func:`~pytest_skill_eval.decision_cases.comparison_bound`); ``any``: any expectation
+  below the pass rate; ``never``: nothing.
+- Each comparison's decision (better, worse, no detectable difference, underpowered,
+  indecisive) is in the status words; with ``--skill-eval-require-power`` an underpowered
+  or indecisive comparison makes the item an error.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
+from pytest_skill_eval.decision import ComparisonDecision, DecisionRules
 from pytest_skill_eval.grading.aggregate import ComparisonRate, ExpectationRate, TrialGrade
 from pytest_skill_eval.policy import (
     ERROR_RUN_STATES,
@@ -72,6 +79,12 @@ class TrialVerdict:
     aggregate: TrialGrade
     #: the group's tokens and cost over every trial (``group.json``)
     usage: VariantUsage | None = None
+    #: each comparison's decision by comparison id (``decision_cases.decided``); without them the
+    #: regression policy falls back to Fisher's unadjusted p-value below alpha
+    decisions: Mapping[str, ComparisonDecision] = field(default_factory=dict)
+    rules: DecisionRules | None = None
+    #: ``--skill-eval-require-power``: an underpowered or indecisive comparison is an error
+    require_power: bool = False
 
     # -- policy ----------------------------------------------------------------
     @property
@@ -79,8 +92,21 @@ class TrialVerdict:
         return self.aggregate.state
 
     @property
+    def unsettled(self) -> tuple[ComparisonDecision, ...]:
+        """The comparisons decided underpowered or indecisive."""
+        return tuple(d for d in self.decisions.values() if d.decision in ("underpowered", "indecisive"))
+
+    @property
     def error(self) -> bool:
-        return any(v.state in ERROR_RUN_STATES for v in self.variants) or self.aggregate.state == "grade-error"
+        return (any(v.state in ERROR_RUN_STATES for v in self.variants) or self.aggregate.state == "grade-error"
+                or (self.require_power and bool(self.unsettled)))
+
+    def decision_line(self, c: ComparisonRate) -> str | None:
+        decided = self.decisions.get(c.id)
+        return decided.line(self.rules) if decided is not None and self.rules is not None else None
+
+    def decision_words(self) -> str:
+        return count_words(d.decision for d in self.decisions.values())
 
     def expectation_fails_item(self, e: ExpectationRate) -> bool:
         if e.rate is None or self.fail_on in ("never", "regression"):
@@ -92,6 +118,9 @@ class TrialVerdict:
     def comparison_fails_item(self, c: ComparisonRate) -> bool:
         if self.fail_on != "regression":
             return False
+        decided = self.decisions.get(c.id)
+        if decided is not None:
+            return decided.decision == "worse"
         p = c.p_value
         return bool(c.regressed) and p is not None and p < self.alpha
 
@@ -109,13 +138,22 @@ class TrialVerdict:
     # -- words -----------------------------------------------------------------
     def trials_text(self) -> str:
         a = self.aggregate
-        return f"{a.ran} trials" if a.ran == a.planned else f"{a.ran} of {a.planned} trials"
+        text = f"{a.ran} trials" if a.ran == a.planned else f"{a.ran} of {a.planned} trials"
+        # runs lost to the provider (or invalid): the variant is still complete, so say it here
+        lost = sum(n for states in a.runs.values() for state, n in states.items()
+                   if state not in ("complete", "not-selected"))
+        if lost:
+            text += f"; {lost} run{'s' if lost != 1 else ''} lost"
+        decided = self.decision_words()
+        return f"{text}; {decided}" if decided else text
 
     def words(self) -> str:
         if self.error:
             problems = [v.state for v in self.variants if v.state in ERROR_RUN_STATES]
             if self.aggregate.state == "grade-error":
                 problems.append("grade-error")
+            if self.require_power:
+                problems += [d.decision for d in self.unsettled]
             return ", ".join(dict.fromkeys(problems)) + f" ({self.trials_text()})"
         not_selected = [v.name for v in self.variants if v.state == "not-selected"]
         if self.aggregate.comparisons and not not_selected:
@@ -162,6 +200,9 @@ class TrialVerdict:
             props.append((f"skill_eval.comparison.{c.id}", comparison_text(c)))
             if c.p_value is not None:
                 props.append((f"skill_eval.comparison.{c.id}.p_value", f"{c.p_value:.4g}"))
+            line = self.decision_line(c)
+            if line is not None:
+                props.append((f"skill_eval.comparison.{c.id}.decision", line))
         if self.usage is not None:
             props += usage_properties(self.usage)
         return props
@@ -176,7 +217,8 @@ class TrialVerdict:
         for e in a.expectations:
             lines.append(f"{indent}{e.variant:<10} {rate_text(e)} {e.id} ({e.kind})")
         for c in a.comparisons:
-            lines.append(f"{indent}comparison {c.id}: {comparison_text(c)}")
+            line = self.decision_line(c)
+            lines.append(f"{indent}comparison {c.id}: {comparison_text(c)}" + (f"; {line}" if line else ""))
         if self.usage is not None:
             lines += usage_lines(self.usage, indent)
         return lines
@@ -185,7 +227,9 @@ class TrialVerdict:
         parts = []
         for item in self.failing:
             if isinstance(item, ComparisonRate):
-                parts.append(f"comparison {item.id}: {item.transition} (p < {self.alpha:g})")
+                line = self.decision_line(item)
+                parts.append(f"comparison {item.id}: {line}" if line else
+                             f"comparison {item.id}: {item.transition} (p < {self.alpha:g})")
             else:
                 parts.append(f"{'' if item.variant == 'candidate' else item.variant + ' '}{item.id} ({item.kind}): "
                              f"passed {item.counts()}, below {percent(self.pass_rate)}")
@@ -208,6 +252,10 @@ class TrialVerdict:
         for err in self.aggregate.errors:
             owner = f" {err.owner}" if err.owner else ""
             lines.append(f"  grade-error ({err.scope}{one_line(owner)}): {one_line(err.message)}")
+        if self.require_power and self.rules is not None:
+            for d in self.unsettled:
+                comparison = d.evidence.id.rpartition("/")[2]
+                lines.append(f"  comparison {comparison}: {d.line(self.rules)} (an error under --skill-eval-require-power)")
         lines += [f"  evidence: {self.group_dir}", *self.detail_lines(reasons=False)]
         return "\n".join(lines)
 
@@ -234,8 +282,12 @@ class TrialVerdict:
         for c in self.aggregate.comparisons:
             props = base + (("skill_eval.transition", c.transition),
                             ("skill_eval.p_value", "" if c.p_value is None else f"{c.p_value:.4g}"))
-            message = f"comparison {c.id}: {comparison_text(c)}"
-            outcome = ("failed" if self.comparison_fails_item(c) else
+            line = self.decision_line(c)
+            if line is not None:
+                props += (("skill_eval.decision", line),)
+            message = f"comparison {c.id}: {comparison_text(c)}" + (f"; {line}" if line else "")
+            unsettled = self.require_power and self.decisions.get(c.id) in self.unsettled
+            outcome = ("failed" if self.comparison_fails_item(c) else "error" if unsettled else
                        "skipped" if c.transition == "not-comparable" else "passed")
             found.append(Entry(f"comparison:{c.id}", outcome, c.transition, message, props))
         grade_props = base + (("skill_eval.grade_state", self.grade_state), ("skill_eval.evidence", self.group_dir))

@@ -30,6 +30,7 @@ from pytest_skill_eval.errors import EvidenceError, MergeRefused
 from pytest_skill_eval.evidence import layout, objects, safe_io, store
 from pytest_skill_eval.evidence.reader import load_tree
 from pytest_skill_eval.evidence.records import (
+    DecisionRecord,
     ProvenanceRecord,
     ResultGroup,
     ResultRecord,
@@ -216,6 +217,7 @@ def merge(targets: Sequence[str], cwd: Path, into: Path | None = None) -> Merged
         selection = SelectionRecord(inputs[0].selection.variants, tuple(planned))
         store.write_record(staging / layout.SELECTION_FILE, selection)
         store.write_json(staging / MERGE_FILE, _merge_json(result_id, inputs))
+        record = replace(record, decision=_merged_decision(staging, record, inputs))
         store.write_record(staging / "result.json", record)
         store.fsync_dir(staging)
         final = runs / result_id
@@ -242,6 +244,21 @@ def _merged_record(inputs: Sequence[ShardInput], result_id: str) -> ResultRecord
              if any(item.result.usage is not None for item in inputs) else None)
     return ResultRecord(result_id, batch_state([g.state for g in groups], interrupted), tuple(groups),
                         first.trials, first.seed, usage=usage, provenance=_merged_provenance(inputs))
+
+
+def _merged_decision(staging: Path, record: ResultRecord, inputs: Sequence[ShardInput]) -> DecisionRecord:
+    """The decision over every shard's comparisons together, under shard 1's rules (the shards
+    agree on their settings), as the one run would have decided it."""
+    from pytest_skill_eval.decision import DecisionRules
+    from pytest_skill_eval.engine.decision import result_decision
+
+    first = inputs[0].result.decision
+    alpha = inputs[0].shard.settings.alpha
+    rules = (DecisionRules(alpha=alpha, min_effect=float(first.rules["min_effect"]),
+                           target_power=float(first.rules["target_power"]),
+                           coverage_floor=float(first.rules["coverage_floor"]), adjustment=first.rules["adjustment"])
+             if first is not None else DecisionRules(alpha=alpha))
+    return result_decision(staging, record.groups, rules, aa=first.aa if first is not None else False)
 
 
 def _merged_provenance(inputs: Sequence[ShardInput]) -> ProvenanceRecord | None:
@@ -335,11 +352,16 @@ def _merge_json(result_id: str, inputs: Sequence[ShardInput]) -> dict[str, Any]:
 def _exit_code(result_dir: Path, record: ResultRecord, inputs: Sequence[ShardInput],
                ) -> tuple[int, list[tuple[str, str, Judgement | None]]]:
     """How pytest would have exited on the whole selection, and the summary rows that say why."""
+    from pytest_skill_eval.decision import DecisionRules
     from pytest_skill_eval.engine.verdict import judge_group_dir
     from pytest_skill_eval.policy import parse_fail_on
 
     settings = inputs[0].shard.settings
     fail_on = parse_fail_on(settings.fail_on)
+    decision = record.decision
+    rules = (DecisionRules(alpha=settings.alpha, min_effect=float(decision.rules["min_effect"]),
+                           adjustment=decision.rules["adjustment"]) if decision is not None else None)
+    family = len(decision.comparisons) if decision is not None else 0
     nodeids = {g.position: g.nodeid for item in inputs for g in item.selection.groups}
     rows: list[tuple[str, str, Judgement | None]] = []
     failed = False
@@ -353,12 +375,15 @@ def _exit_code(result_dir: Path, record: ResultRecord, inputs: Sequence[ShardInp
             try:
                 verdict = judge_group_dir(result_dir / "groups" / entry.dir, fail_on=fail_on,
                                           pass_rate=settings.pass_rate, alpha=settings.alpha,
-                                          result_id=record.result_id)
+                                          result_id=record.result_id, rules=rules, family=family)
                 outcome = "error" if verdict.error else "failed" if verdict.failing else "passed"
             except EvidenceError:
                 outcome = "error"
         failed = failed or outcome != "passed"
         rows.append((nodeid, outcome, verdict))
+    if fail_on == "regression" and decision is not None:
+        # a regression the adjustment over every shard's comparisons finds fails the merge
+        failed = failed or any(c.decision == "worse" for c in decision.comparisons)
     if record.state == "cancelled":
         return EXIT_CANCELLED, rows
     if not record.groups:

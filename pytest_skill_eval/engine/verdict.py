@@ -9,14 +9,21 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, cast
 
+from pytest_skill_eval.decision import DecisionRules
 from pytest_skill_eval.definitions.model import VARIANTS
 from pytest_skill_eval.errors import EvidenceError
 from pytest_skill_eval.evidence import layout
 from pytest_skill_eval.policy import FailOn, Judgement, VariantState, judge, stand_in_notes
 
 
-def judge_group_dir(group_dir: Path, *, fail_on: FailOn, pass_rate: float, alpha: float, result_id: str) -> Judgement:
-    """The verdict on the group persisted in *group_dir*; EvidenceError when it has no group record."""
+def judge_group_dir(group_dir: Path, *, fail_on: FailOn, pass_rate: float, alpha: float, result_id: str,
+                    rules: DecisionRules | None = None, family: int = 0, require_power: bool = False) -> Judgement:
+    """The verdict on the group persisted in *group_dir*; EvidenceError when it has no group record.
+
+    A group with trials gets each comparison's decision under *rules* (default: the decision
+    core's, at *alpha*), bounded over the *family* of comparisons the run selected (at least
+    the group's own): see :func:`~pytest_skill_eval.decision_cases.comparison_bound`.
+    """
     record_file = layout.group_record_file(group_dir)
     if record_file is None:
         raise EvidenceError(f"no group record was persisted in {group_dir} (neither group.json nor group-fallback.json)")
@@ -32,10 +39,13 @@ def judge_group_dir(group_dir: Path, *, fail_on: FailOn, pass_rate: float, alpha
 
         variants = tuple(VariantState(name, v.state, v.reason, f"{group_dir}/{layout.TRIALS_DIR}/*/{name}")
                          for name, v in group.variants.items())
-        return judge_trials(variants, read_aggregate(records.grade_file(group_dir, group)), group_id=group.id,
-                            position=group.position, group_state=group.state, group_dir=str(group_dir),
-                            fail_on=fail_on, pass_rate=pass_rate, alpha=alpha, result_id=result_id,
-                            usage=group.usage)
+        from pytest_skill_eval.decision_cases import decided
+
+        verdict = judge_trials(variants, read_aggregate(records.grade_file(group_dir, group)), group_id=group.id,
+                               position=group.position, group_state=group.state, group_dir=str(group_dir),
+                               fail_on=fail_on, pass_rate=pass_rate, alpha=alpha, result_id=result_id,
+                               usage=group.usage)
+        return decided(verdict, rules or DecisionRules(alpha=alpha), family, require_power=require_power)
     grade_file = records.grade_file(group_dir, group)
     grade = read_grade(grade_file) if grade_file.is_file() else GroupGrade(
         str(group.id), "grade-error", errors=(GradeError("system", None, None, f"no grade was persisted at {grade_file}"),))

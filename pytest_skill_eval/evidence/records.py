@@ -26,6 +26,7 @@ from typing import Any, ClassVar, Literal, TypeVar
 from pytest_skill_eval import codec, schemas
 from pytest_skill_eval.codec import Layout, Stored, if_none, meta
 from pytest_skill_eval.errors import EvidenceError, Problem
+from pytest_skill_eval.evidence.decision_records import DecisionRecord
 from pytest_skill_eval.evidence.layout import AGGREGATE_FALLBACK, AGGREGATE_FILE, GRADE_FILE, record_path_problems
 from pytest_skill_eval.evidence.run_records import (
     JSON,
@@ -65,6 +66,7 @@ __all__ = [
     "AttemptRecord",
     "ContextObservations",
     "FingerprintsRecord",
+    "DecisionRecord",
     "DefinitionRecord",
     "GroupRecord",
     "GroupState",
@@ -186,6 +188,8 @@ class ResultGroup(Stored):
     """One selected group's line in ``result.json``; ``not-run`` (with ``reason``, and no
     ``dir``) for a group pytest stopped before it started."""
 
+    STORED: ClassVar[Layout] = Layout(order=("dir", "id", "position", "state", "reason", "grade_state", "variants",
+                                             "comparisons", "trials", "lost_runs", "usage"))
     dir: str | None
     id: str | None
     position: int
@@ -198,6 +202,9 @@ class ResultGroup(Stored):
     trials: TrialCount | None = field(default=None, metadata=meta(omit=if_none))
     #: the group's tokens and cost (``None``: no pi run of it was recorded)
     usage: VariantUsage | None = None
+    #: a group with trials: per selected variant, trials whose run did not complete or never ran (a
+    #: group is ``complete`` when each variant completed once, so its state alone hides them)
+    lost_runs: Mapping[str, int] | None = field(default=None, metadata=meta(omit=if_none))
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,7 +239,7 @@ class ResultRecord(Stored):
     """``result.json``: the batch summary, written once, last."""
 
     STORED: ClassVar[Layout] = Layout(order=("result_id", "state", "trials", "seed", "shard", "groups", "usage",
-                                             "provenance"))
+                                             "provenance", "decision"))
     result_id: str
     state: BatchState
     groups: tuple[ResultGroup, ...]
@@ -246,6 +253,8 @@ class ResultRecord(Stored):
     usage: VariantUsage | None = field(default=None, metadata=meta(omit=if_none))
     #: what produced the result (absent in results of older versions)
     provenance: ProvenanceRecord | None = field(default=None, metadata=meta(omit=if_none))
+    #: the one decision over the result's comparisons (absent in results of older versions)
+    decision: DecisionRecord | None = field(default=None, metadata=meta(omit=if_none))
 
 
 # ----------------------------------------------------------------------- definition.json

@@ -80,6 +80,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="With trials: the pass rate below which a candidate expectation fails the group (default: 1.0)")
     group.addoption("--skill-eval-alpha", default=None, metavar="ALPHA",
                     help="With trials: the significance level of a regression (default: 0.05)")
+    group.addoption("--skill-eval-adjust", default=None, metavar="holm|bh|none",
+                    help="The multiplicity adjustment of the comparisons' p-values: holm (default, the family-wise "
+                         "error rate), bh (the false discovery rate) or none")
+    group.addoption("--skill-eval-min-effect", default=None, metavar="D",
+                    help="The rate difference a decision's power is computed for; below power 0.8 a difference "
+                         "not found is 'underpowered', never 'no difference' (default: 0.2, at most 0.5)")
+    group.addoption("--skill-eval-require-power", action="store_true", default=None,
+                    help="Make underpowered and indecisive decisions errors (for CI gates)")
+    group.addoption("--skill-eval-aa", action="store_true", default=None,
+                    help="A/A calibration: run the candidate against itself (both arms the candidate, every other "
+                         "input equal) and report the observed false-flip rates")
     group.addoption("--skill-eval-rerun", metavar="RESULT_DIR", default=None, help=argparse.SUPPRESS)
     group.addoption("--skill-eval-jobs", default=None, metavar="K",
                     help="Run up to K groups at once in this pytest process (threads waiting on pi); reports stay "
@@ -114,6 +125,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("skill_eval_pass_rate", "Default for --skill-eval-pass-rate", default="")
     parser.addini("skill_eval_alpha", "Default for --skill-eval-alpha", default="")
     parser.addini("skill_eval_jobs", "Default for --skill-eval-jobs", default="")
+    parser.addini("skill_eval_adjust", "Default for --skill-eval-adjust", default="")
+    parser.addini("skill_eval_min_effect", "Default for --skill-eval-min-effect", default="")
+    parser.addini("skill_eval_require_power", "Default for --skill-eval-require-power", type="bool", default=False)
+    parser.addini("skill_eval_aa", "Default for --skill-eval-aa", type="bool", default=False)
 
 
 #: Options whose value is a path: written as a separate argument, pytest's rootdir search

@@ -44,6 +44,8 @@ class GroupRunner:
     rerun: StoredResult | None
     progress: LiveProgress
     planned: list[PlannedGroup]
+    #: the comparisons the run selected: the family a comparison's p-value is adjusted over
+    family: int
     shard_record: ShardRecord | None
     _engine_config: EngineConfig | None
     _router: Any
@@ -102,8 +104,12 @@ class GroupRunner:
         self.progress.start()
         config = self.engine_config()
         self.write_selection()
-        outcome = run_group(group, position, config, suite=suite)
+        outcome = run_group(self.arms(group), position, config, suite=suite)
         return self.judge(Path(outcome.group_dir))
+
+    def arms(self, group: Group) -> Group:
+        """What runs of *group*: as declared, or with ``--skill-eval-aa`` the candidate in both arms."""
+        return group.candidate_against_itself() if self.settings.aa else group
 
     def run_item(self, item: SkillEvalItem, group: Group, position: int, suite: Suite | None = None) -> Judgement:
         """:meth:`run_group` for *item*; with ``--skill-eval-jobs`` above 1 its group runs on a
@@ -139,7 +145,7 @@ class GroupRunner:
 
         def job(index: int, item: SkillEvalItem) -> Job:
             def work() -> Path:
-                return Path(run_group(item.group, item.position, cfg, suite=item.suite).group_dir)
+                return Path(run_group(self.arms(item.group), item.position, cfg, suite=item.suite).group_dir)
             return Job(index, item.nodeid, work)
 
         self._lookahead = lookahead
@@ -171,7 +177,8 @@ class GroupRunner:
         from pytest_skill_eval.engine.verdict import judge_group_dir
 
         return judge_group_dir(group_dir, fail_on=self.fail_on, pass_rate=self.settings.pass_rate,
-                               alpha=self.settings.alpha, result_id=self.result_id)
+                               alpha=self.settings.alpha, result_id=self.result_id, rules=self.settings.rules,
+                               family=self.family, require_power=self.settings.require_power)
 
 
 def start_order(items: Any, *, stop_early: bool) -> list[int]:

@@ -33,6 +33,7 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from pytest_skill_eval import jsonbounds
+from pytest_skill_eval.evidence.decision_records import ComparisonRecord
 from pytest_skill_eval.evidence.records import (
     DefinitionRecord,
     GroupRecord,
@@ -204,6 +205,14 @@ class ReportGroup:
     trial: int | None = None
     #: what to do when the two variants got byte-identical skills and context (None: they differ)
     identical: str | None = None
+    #: a group run with trials: every trial in full (each its own view, loaded when opened)
+    trials: tuple[ReportGroup, ...] = ()
+    #: the group's pytest outcome (passed, failed, error), as reported or judged again
+    outcome: str | None = None
+    #: the result's decision of each of the group's comparisons
+    decisions: tuple[ComparisonRecord, ...] = ()
+    #: a group run with trials: runs that did not complete, and trials never run (``result.json`` ``lost_runs``)
+    lost_runs: int = 0
 
     @property
     def identical_warning(self) -> str | None:
@@ -463,8 +472,9 @@ def _glance(report: Report) -> _Glance:
                    usage, states)
 
 
-def render_group(group: ReportGroup, index: int) -> Markup:
-    """One group's details as an HTML fragment (escaped; loaded into the page on demand)."""
+def render_group(group: ReportGroup, index: int | str) -> Markup:
+    """One group's (or one trial's, *index* ``3-t2``) details as an HTML fragment (escaped;
+    loaded into the page on demand)."""
     template = environment().get_template("group.html.j2")
     return Markup(template.render(group=group, index=index))
 
@@ -473,7 +483,10 @@ def render_report(report: Report) -> str:
     """The whole self-contained HTML page of *report*."""
     env = environment()
     script, style = _static("report.js"), _static("report.css")
-    fragments = [script_json(str(render_group(g, i))) for i, g in enumerate(report.groups)]
+    fragments: list[tuple[str, str]] = []
+    for i, g in enumerate(report.groups):
+        fragments.append((f"g{i}", script_json(str(render_group(g, i)))))
+        fragments += [(f"g{i}-t{t.trial}", script_json(str(render_group(t, f"{i}-t{t.trial}")))) for t in g.trials]
     return env.get_template("report.html.j2").render(
         report=report,
         glance=_glance(report),

@@ -13,6 +13,7 @@ from typing import Any, NotRequired, TypedDict
 
 from pytest_skill_eval.evidence.layout import group_dir_id
 from pytest_skill_eval.evidence.records import (
+    DecisionRecord,
     GroupRecord,
     InvalidGroupRecord,
     ModelRecord,
@@ -145,6 +146,8 @@ def render_result(result: ResultEvidence) -> str:
             lines.append(f"rerun of  {summary.provenance.rerun_of}: its groups ran again from the inputs it stored")
         if summary.usage is not None:
             lines += _usage_lines(summary.usage, result["variant"], "usage     ")
+        if summary.decision is not None:
+            lines += decision_lines(summary.decision)
     lines += problem_lines(result["problems"], 0)
     lines.append(_selection_line(result))
     if not result["groups"]:
@@ -152,6 +155,19 @@ def render_result(result: ResultEvidence) -> str:
     for group in result["groups"]:
         lines += ["", *render_group(group, result["variant"])]
     return "".join(f"{_line(line)}\n" for line in lines)
+
+
+def decision_lines(decision: DecisionRecord) -> list[str]:
+    """The result's decision: its line, the test and rules, each comparison's line, lost runs, A/A flips."""
+    rules = decision.rules
+    total = len(decision.comparisons)
+    lines = [f"decision  {_text(decision.line)}",
+             f"          {decision.test} over {total} comparison{'s' if total != 1 else ''} ({decision.decisive} "
+             f"decisive); adjustment {rules.get('adjustment')}, alpha {rules.get('alpha')}, minimum effect "
+             f"{rules.get('min_effect')}, target power {rules.get('target_power')}, coverage floor "
+             f"{rules.get('coverage_floor')}"]
+    lines += [_text(line) for line in decision.lines()[1:]]
+    return lines
 
 
 def render_group(group: GroupEvidence, variant: str | None = None) -> list[str]:

@@ -168,7 +168,10 @@ def test_shards_that_selected_nothing_merge_into_an_empty_result_exit_five(
         assert schemas.problems(schema, data) == [], name
     assert json.loads((merged / "selection.json").read_text()) == {"variants": ["baseline", "candidate"], "groups": []}
     result = json.loads((merged / "result.json").read_text())
+    decision = result.pop("decision")
     assert result == {"result_id": merged.name, "state": "complete", "groups": []}
+    assert (decision["decision"], decision["comparisons"]) == ("indecisive", [])
+    assert decision["line"] == "indecisive: no comparison to decide on (no group compared both variants)"
     record = json.loads((merged / "merge.json").read_text())
     assert [(s["index"], s["result_id"]) for s in record["shards"]] == [(1, shards[0].name), (2, shards[1].name)]
 
