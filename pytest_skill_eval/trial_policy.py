@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from pytest_skill_eval.evidence.stop_records import StoppingRecord, stopping_text
 from pytest_skill_eval.grading.aggregate import ComparisonRate, ExpectationRate, TrialGrade
 from pytest_skill_eval.policy import (
     ERROR_RUN_STATES,
@@ -72,6 +73,8 @@ class TrialVerdict:
     aggregate: TrialGrade
     #: the group's tokens and cost over every trial (``group.json``)
     usage: VariantUsage | None = None
+    #: what ``--skill-eval-stop`` looked at and why the trials ended (``stopping.json``), if a rule was in force
+    stopping: StoppingRecord | None = None
 
     # -- policy ----------------------------------------------------------------
     @property
@@ -92,6 +95,10 @@ class TrialVerdict:
     def comparison_fails_item(self, c: ComparisonRate) -> bool:
         if self.fail_on != "regression":
             return False
+        decided = self.stopping.sequential_decision(c.id) if self.stopping is not None else None
+        if decided is not None:
+            # under the sequential design a comparison is judged by its boundaries, not by a fixed-N test
+            return decided == "worse"
         p = c.p_value
         return bool(c.regressed) and p is not None and p < self.alpha
 
@@ -109,6 +116,8 @@ class TrialVerdict:
     # -- words -----------------------------------------------------------------
     def trials_text(self) -> str:
         a = self.aggregate
+        if self.stopping is not None and self.stopping.stopped:
+            return f"{a.ran} of {a.planned} trials, stopped by {self.stopping.mode}"
         return f"{a.ran} trials" if a.ran == a.planned else f"{a.ran} of {a.planned} trials"
 
     def words(self) -> str:
@@ -133,6 +142,8 @@ class TrialVerdict:
     def summary_row(self) -> tuple[str, str, str, str]:
         states = {v.name: v.state for v in self.variants}
         comparisons = ", ".join(f"{c.id}: {comparison_text(c)}" for c in self.aggregate.comparisons) or "-"
+        if self.stopping is not None:
+            comparisons += f"; {stopping_text(self.stopping)}"
         return str(self.position), states.get("baseline", "-"), states.get("candidate", "-"), comparisons
 
     def transitions(self) -> list[str]:
@@ -149,6 +160,7 @@ class TrialVerdict:
             ("skill_eval.pass_rate", f"{self.pass_rate:g}"),
             ("skill_eval.alpha", f"{self.alpha:g}"),
             ("skill_eval.trials", f"{a.ran}/{a.planned}"),
+            *((("skill_eval.stopping", stopping_text(self.stopping)),) if self.stopping is not None else ()),
             ("skill_eval.group_state", self.group_state),
             ("skill_eval.grade_state", self.grade_state),
             ("skill_eval.evidence", self.group_dir),
@@ -169,6 +181,8 @@ class TrialVerdict:
     def detail_lines(self, indent: str = "  ", *, reasons: bool = True) -> list[str]:
         a = self.aggregate
         lines = [f"{indent}trials     {a.ran} of {a.planned} ran"]
+        if self.stopping is not None:
+            lines.append(f"{indent}stopping   {one_line(stopping_text(self.stopping))}")
         for v in self.variants:
             reason = f" ({one_line(v.reason)})" if reasons and v.reason and v.state != "not-selected" else ""
             counts = ", ".join(f"{n} {state}" for state, n in a.runs.get(v.name, {}).items())
@@ -184,7 +198,9 @@ class TrialVerdict:
     def headline(self) -> str:
         parts = []
         for item in self.failing:
-            if isinstance(item, ComparisonRate):
+            if isinstance(item, ComparisonRate) and self.stopping is not None and self.stopping.sequential_decision(item.id):
+                parts.append(f"comparison {item.id}: {item.transition} (candidate worse by the sequential design)")
+            elif isinstance(item, ComparisonRate):
                 parts.append(f"comparison {item.id}: {item.transition} (p < {self.alpha:g})")
             else:
                 parts.append(f"{'' if item.variant == 'candidate' else item.variant + ' '}{item.id} ({item.kind}): "
@@ -248,6 +264,7 @@ class TrialVerdict:
 
 def judge_trials(variants: tuple[VariantState, ...], aggregate: TrialGrade, *, group_id: str, position: int,
                  group_state: str, group_dir: str, fail_on: FailOn, pass_rate: float, alpha: float,
-                 result_id: str, usage: VariantUsage | None = None) -> TrialVerdict:
+                 result_id: str, usage: VariantUsage | None = None,
+                 stopping: StoppingRecord | None = None) -> TrialVerdict:
     return TrialVerdict(result_id, group_id, position, group_state, group_dir, fail_on, pass_rate, alpha, variants,
-                        aggregate, usage)
+                        aggregate, usage, stopping)

@@ -135,6 +135,10 @@ def check_inputs(inputs: Sequence[ShardInput]) -> list[str]:
                     name, f"--skill-eval-{name}")
                 problems.append(f"settings differ: {option} is {a!r} in {first.label}, {b!r} in {other.label}; "
                                 "give every shard the same options")
+        stops = [(r.result.provenance.stop if r.result.provenance is not None else None) or "off" for r in (first, other)]
+        if stops[0] != stops[1]:
+            problems.append(f"settings differ: --skill-eval-stop is {stops[0]!r} in {first.label}, {stops[1]!r} in "
+                            f"{other.label}; give every shard the same options")
         if set(other.selection.variants) != set(first.selection.variants):
             problems.append(f"variant selection differs: {', '.join(first.selection.variants)} in {first.label}, "
                             f"{', '.join(other.selection.variants)} in {other.label}")

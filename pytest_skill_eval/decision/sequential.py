@@ -37,11 +37,11 @@ gives the design and its references.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from statistics import NormalDist
-from typing import Literal
+from typing import Any, Literal
 
 from pytest_skill_eval.decision.exact import sign_test
 
@@ -118,6 +118,8 @@ def boundaries(discordant: Sequence[int], fractions: Sequence[float], alpha: flo
                 break
             tail, c = tail_here, candidate
         spent += Fraction(tail, total)
+        if c <= m and (m - c) % 2:
+            c += 1  # S has the parity of m: the same crossing set, stated as a value S can take
         paths = {s: n for s, n in paths.items() if abs(s) < c}
         found.append((c, spent))
     return tuple(found)
@@ -158,17 +160,22 @@ class Look:
         """The nominal p-value at the boundary: the look crosses when ``p_value <= boundary_p`` (None: unreachable)."""
         if self.boundary > self.pairs:
             return None
-        # |S| = c with m pairs: higher = (m + c) / 2; m and c share parity or the nearest reachable |S| is c + 1
-        c = self.boundary if (self.pairs - self.boundary) % 2 == 0 else self.boundary + 1
+        # |S| = c with m pairs: higher = (m + c) / 2; the boundary has the parity of m (see boundaries)
+        c = self.boundary + (self.pairs - self.boundary) % 2
         if c > self.pairs:
             return None
         return sign_test((self.pairs + c) // 2, (self.pairs - c) // 2)
 
-    def to_json(self) -> dict[str, object]:
+    def to_json(self) -> dict[str, Any]:
         return {"look": self.number, "trials": self.trials, "planned": self.planned, "higher": self.higher,
                 "lower": self.lower, "statistic": self.statistic, "boundary": self.boundary,
                 "p_value": self.p_value, "boundary_p": self.boundary_p, "spent": self.spent,
                 "allowed": self.allowed, "decision": self.decision}
+
+    @classmethod
+    def from_json(cls, d: Mapping[str, Any]) -> Look:
+        return cls(d["look"], d["trials"], d["planned"], d["higher"], d["lower"], d["boundary"], d["spent"],
+                   d["allowed"], d["decision"])
 
 
 def futile(higher: int, lower: int, remaining: int, alpha: float) -> bool:

@@ -29,11 +29,34 @@ from typing import Literal
 from pytest_skill_eval.decision.sequential import DEFAULT_LOOKS, Look, PairOutcome, sequential_looks
 from pytest_skill_eval.stats import fisher_exact
 
-__all__ = ["STOP_MODES", "ComparisonCounts", "ExpectationCounts", "StopCheck", "StopMode", "check_stop",
+__all__ = ["STOP_MODES", "ComparisonCounts", "ExpectationCounts", "StopCheck", "StopMode", "StopRule", "check_stop",
            "comparison_fixed", "expectation_fixed"]
 
 StopMode = Literal["off", "curtail", "sequential"]
 STOP_MODES: tuple[StopMode, ...] = ("off", "curtail", "sequential")
+
+
+@dataclass(frozen=True, slots=True)
+class StopRule:
+    """``--skill-eval-stop`` and the policy settings its verdicts are the ones of."""
+
+    mode: StopMode = "off"
+    fail_on: str = "candidate"
+    pass_rate: float = 1.0
+    alpha: float = 0.05
+    looks: int = DEFAULT_LOOKS
+
+    def __post_init__(self) -> None:
+        if self.mode not in STOP_MODES:
+            raise ValueError(f"stop: expected one of {', '.join(STOP_MODES)}, found {self.mode!r}")
+
+    def judges_expectation(self, variant: str) -> bool:
+        """Whether the policy's pass-rate verdict applies to an expectation of *variant*."""
+        return self.fail_on == "any" or (self.fail_on == "candidate" and variant == "candidate")
+
+    @property
+    def judges_comparisons(self) -> bool:
+        return self.fail_on == "regression"
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,8 +180,11 @@ def check_stop(mode: StopMode, *, ran: int, planned: int, expectations: Sequence
     reasons = []
     for cid, found in seen:
         last = found[-1] if found else None
-        if last is None or last.decision == "continue":
-            return StopCheck(mode, ran, planned, False, f"comparison {cid} is not decided yet", seen)
+        if last is None:
+            return StopCheck(mode, ran, planned, False, f"comparison {cid}: no look yet", seen)
+        if last.decision == "continue":
+            return StopCheck(mode, ran, planned, False, f"comparison {cid}: not decided at look {last.number} after "
+                             f"{last.trials} trials (|S| = {abs(last.statistic)}, boundary {last.boundary})", seen)
         reasons.append(look_reason(cid, last))
     return StopCheck(mode, ran, planned, True, "; ".join(reasons) or "no remaining trial can change a verdict", seen)
 

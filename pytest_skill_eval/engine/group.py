@@ -11,6 +11,7 @@ from typing import Any, cast
 
 from pytest_skill_eval.definitions.model import VARIANTS, Group, Suite, VariantName
 from pytest_skill_eval.engine.config import EngineConfig, GroupRunOutcome, VariantOutcome
+from pytest_skill_eval.engine.stop_hook import StopWatch, write_stopping
 from pytest_skill_eval.engine.variant import run_variant
 from pytest_skill_eval.engine.variant_evidence import persist_state
 from pytest_skill_eval.errors import (
@@ -159,12 +160,15 @@ def run_trials(group: Group, position: int, group_dir: Path, cfg: EngineConfig, 
     candidate then baseline when it is even, so an order effect cancels out; within a trial
     the first run is persisted before its counterpart starts. A cancelled run stops every
     queued trial; the aggregate counts what ran and records how many were planned.
+    With ``--skill-eval-stop`` the stop rule looks after every trial (``engine.stop_hook``)
+    and may end the trials early; what it saw is ``stopping.json``.
     """
     arms = [(number, VARIANTS if number % 2 else VARIANTS[::-1]) for number in range(1, cfg.trials + 1)]
     scratch = new_run_dir()
     trials: list[Trial] = []
     per_trial: list[dict[str, VariantOutcome]] = []
     cancelled = False
+    watch = StopWatch(cfg.stop, cfg.trials, cfg.selected)
     try:
         shared = prepare_shared(group, scratch, cfg, cfg.group_sources(group, position))
         for number, order in arms:
@@ -175,10 +179,11 @@ def run_trials(group: Group, position: int, group_dir: Path, cfg: EngineConfig, 
             trials.append(Trial(number, grade, {name: o.state for name, o in outcomes.items()}))
             per_trial.append(outcomes)
             shutil.rmtree(scratch / f"trial-{number}", ignore_errors=True)
-            if cancelled:
+            if cancelled or watch.after_trial(trials):
                 break
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    write_stopping(group_dir, watch, redactor)
     published = _Publication(group_dir, layout.AGGREGATE_FILE, layout.AGGREGATE_FALLBACK, "aggregate",
                              TrialGrade.from_json(redactor.json(aggregate(group.id, cfg.trials, trials).to_json())[0]))
     published.publish()

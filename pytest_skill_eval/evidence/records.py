@@ -294,6 +294,8 @@ class ProvenanceRecord:
     rerun_of: str | None = None
     #: ``--skill-eval-repeat-limit`` in force (0: off; absent in results of older versions)
     repeat_limit: int | None = None
+    #: ``--skill-eval-stop`` in force (absent when off, and in results of older versions)
+    stop: str | None = None
 
     def to_json(self) -> dict[str, Any]:
         out = {
@@ -304,13 +306,15 @@ class ProvenanceRecord:
         }
         if self.repeat_limit is not None:
             out["repeat_limit"] = self.repeat_limit
+        if self.stop is not None and self.stop != "off":
+            out["stop"] = self.stop
         return out
 
     @classmethod
     def from_json(cls, d: Mapping[str, Any]) -> ProvenanceRecord:
         return cls(d["versions"], tuple(d["hosts"]), d["selection"], d["fail_on"], d["trials"], d["seed"],
                    d["pass_rate"], d["alpha"], d["provider_timeout_s"], d["rerun_infra"], tuple(d["argv"]),
-                   d.get("rerun_of"), d.get("repeat_limit"))
+                   d.get("rerun_of"), d.get("repeat_limit"), d.get("stop"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -80,6 +80,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="With trials: the pass rate below which a candidate expectation fails the group (default: 1.0)")
     group.addoption("--skill-eval-alpha", default=None, metavar="ALPHA",
                     help="With trials: the significance level of a regression (default: 0.05)")
+    group.addoption("--skill-eval-stop", choices=("off", "curtail", "sequential"), default=None,
+                    help="With trials: stop a group early when its answer is known. curtail: when no remaining "
+                         "trial can change a verdict (exact); sequential: a group-sequential test per comparison "
+                         "(O'Brien-Fleming alpha spending) (default: off)")
     group.addoption("--skill-eval-rerun", metavar="RESULT_DIR", default=None, help=argparse.SUPPRESS)
     group.addoption("--skill-eval-jobs", default=None, metavar="K",
                     help="Run up to K groups at once in this pytest process (threads waiting on pi); reports stay "
@@ -112,6 +116,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("skill_eval_provider_timeout", "Default for --skill-eval-provider-timeout", default="")
     parser.addini("skill_eval_pass_rate", "Default for --skill-eval-pass-rate", default="")
     parser.addini("skill_eval_alpha", "Default for --skill-eval-alpha", default="")
+    parser.addini("skill_eval_stop", "Default for --skill-eval-stop", default="")
     parser.addini("skill_eval_jobs", "Default for --skill-eval-jobs", default="")
 
 

@@ -76,6 +76,8 @@ class GroupRunner:
                                        scripts=self.rerun.script if self.rerun is not None else None,
                                        origins=self.rerun.script_origin if self.rerun is not None else None)
             layout.ensure_runs_dir(self.root)
+            from pytest_skill_eval.decision.stopping import StopMode, StopRule
+
             self._engine_config = EngineConfig(
                 root=self.root,
                 result_dir=self.result_dir,
@@ -92,6 +94,8 @@ class GroupRunner:
                 rerun_infra=self.settings.rerun_infra,
                 sources=self.rerun.sources if self.rerun is not None else None,
                 confinement=confinement_settings(self.config),
+                stop=StopRule(cast(StopMode, self.settings.stop), self.fail_on, self.settings.pass_rate,
+                              self.settings.alpha),
             )
         return self._engine_config
 

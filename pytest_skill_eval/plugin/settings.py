@@ -1,7 +1,7 @@
 """The run settings checked once: trials, the seed, the policy's thresholds, the provider timeout, jobs.
 
 ``--skill-eval-trials``, ``--skill-eval-seed``, ``--skill-eval-pass-rate``,
-``--skill-eval-alpha``, ``--skill-eval-jobs`` and ``--skill-eval-repeat-limit`` (and their ini
+``--skill-eval-alpha``, ``--skill-eval-jobs``, ``--skill-eval-repeat-limit`` and ``--skill-eval-stop`` (and their ini
 settings), checked once, so a
 bad value is a usage error naming the option or ini setting, what it expects and what it found.
 """
@@ -45,6 +45,8 @@ class RunSettings:
     jobs: int = 1
     #: repetitions of the same tool call(s) that stop a run as no progress (0: never)
     repeat_limit: int = field(default_factory=lambda: _default_repeat_limit())
+    #: ``--skill-eval-stop``: off, curtail or sequential (with trials)
+    stop: str = "off"
 
 
 def run_settings(config: pytest.Config, worker_seed: str | None = None) -> RunSettings:
@@ -66,7 +68,21 @@ def run_settings(config: pytest.Config, worker_seed: str | None = None) -> RunSe
     return RunSettings(count, seed, given is not None, DEFAULT_PASS_RATE if pass_rate is None else pass_rate,
                          DEFAULT_ALPHA if alpha is None else alpha,
                          _default_provider_timeout() if timeout is None else timeout, reruns, jobs,
-                         _default_repeat_limit() if repeats is None else int(repeats))
+                         _default_repeat_limit() if repeats is None else int(repeats), stop_mode(config))
+
+
+STOP_MODES = ("off", "curtail", "sequential")
+
+
+def stop_mode(config: pytest.Config) -> str:
+    """``--skill-eval-stop`` (pytest checks its choices), else the ini setting, else ``off``."""
+    mode = config.getoption("skill_eval_stop")
+    if mode is not None:
+        return str(mode)
+    raw = str(config.getini("skill_eval_stop") or "").strip()
+    if raw and raw not in STOP_MODES:
+        raise pytest.UsageError(f"skill_eval_stop expects one of {', '.join(STOP_MODES)}, found {raw!r}")
+    return raw or "off"
 
 
 def _value(config: pytest.Config, ini: str, option: str, parse: Callable[[str], float]) -> float | None:

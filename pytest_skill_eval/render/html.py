@@ -42,6 +42,7 @@ from pytest_skill_eval.evidence.records import (
     TranscriptRecord,
     Usage,
 )
+from pytest_skill_eval.evidence.stop_records import StoppingRecord
 from pytest_skill_eval.grading.aggregate import TrialGrade
 from pytest_skill_eval.grading.results import ExpectationResult, GroupGrade
 from pytest_skill_eval.observation import ContextRequest, Turn, same_file
@@ -204,6 +205,15 @@ class ReportGroup:
     trial: int | None = None
     #: what to do when the two variants got byte-identical skills and context (None: they differ)
     identical: str | None = None
+    #: what ``--skill-eval-stop`` looked at (``stopping.json``), for a group run with a stop rule
+    stopping: StoppingRecord | None = None
+
+    @property
+    def stopping_lines(self) -> list[str]:
+        """The stop rule's line, then one line per comparison and look (the view's words)."""
+        from pytest_skill_eval.render.views import render_stopping
+
+        return [line.strip().removeprefix("stopping  ") for line in render_stopping(self.stopping)]
 
     @property
     def identical_warning(self) -> str | None:

@@ -26,6 +26,7 @@ from pytest_skill_eval.errors import EvidenceError, SkillEvalError
 from pytest_skill_eval.evidence import layout, records, safe_io, store
 from pytest_skill_eval.evidence.locate import regrade_files, regrade_time, resolve_result
 from pytest_skill_eval.evidence.reader import load_tree, parse_aggregate, parse_grade, read_checked
+from pytest_skill_eval.evidence.stop_records import StoppingRecord, parse_stopping
 from pytest_skill_eval.grading.aggregate import TrialGrade
 from pytest_skill_eval.grading.results import GroupGrade
 from pytest_skill_eval.paths import shown
@@ -249,12 +250,16 @@ def _group(gdir: Path, result_dir: Path) -> ReportGroup:
             problems.append(str(exc))
     trials = record.trials if isinstance(record, records.GroupRecord) else None
     aggregate: TrialGrade | None = None
+    stopping: StoppingRecord | None = None
     runs_dir = gdir
     if trials is not None:
         # a group run with trials: the aggregate, and trial 1 in full (the others are in trials/)
         aggregate_path = records.grade_file(gdir, cast(records.GroupRecord, record))
         aggregate, found = read_checked(aggregate_path, parse_aggregate, shown(aggregate_path, result_dir),
                                         root=result_dir)
+        problems += found
+        stopping_path = gdir / layout.STOPPING_FILE
+        stopping, found = read_checked(stopping_path, parse_stopping, shown(stopping_path, result_dir), root=result_dir)
         problems += found
         runs_dir = layout.trial_dir(gdir, 1)
         grade_path = layout.trial_grade_file(runs_dir)
@@ -271,7 +276,7 @@ def _group(gdir: Path, result_dir: Path) -> ReportGroup:
     return ReportGroup(dir=gdir.name, position=layout.group_position(gdir.name), record=record, grade=grade,
                        regrade=regrade, definition=definition, variants=variants, resources=resources,
                        problems=tuple(problems), aggregate=aggregate, trial=1 if trials is not None else None,
-                       identical=identical_inputs_advice(gdir))
+                       identical=identical_inputs_advice(gdir), stopping=stopping)
 
 
 def load_report(result_dir: Path, *, now: datetime | None = None) -> Report:

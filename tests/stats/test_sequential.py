@@ -78,10 +78,13 @@ def test_boundaries_spend_what_brute_force_counts_and_no_more(discordant: list[i
         spent = brute_force(discordant[: j + 1], bounds[: j + 1])
         assert spent == found[j][1]
         assert spent <= Fraction(obf_spending(fractions[j], ALPHA))
-        # minimal: one less at this look would spend more than the allowance
-        if bounds[j] > 1:
-            lower = brute_force(discordant[: j + 1], [*bounds[:j], bounds[j] - 1])
-            assert lower > Fraction(obf_spending(fractions[j], ALPHA)) or bounds[j] - 1 > discordant[j]
+        # stated as a value S can take (the parity of m), or m + 1: unreachable
+        assert (discordant[j] - bounds[j]) % 2 == 0 or bounds[j] == discordant[j] + 1
+        # minimal: the next value |S| can take below it would spend more than the allowance
+        below = bounds[j] - 2 if bounds[j] <= discordant[j] else discordant[j]
+        if below >= 1:
+            lower = brute_force(discordant[: j + 1], [*bounds[:j], below])
+            assert lower > Fraction(obf_spending(fractions[j], ALPHA))
 
 
 def exact_type_one(planned: int, rate: float, looks: int = 5) -> float:
