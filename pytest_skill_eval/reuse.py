@@ -10,9 +10,9 @@ field, and both values, digests shortened), so a refusal says exactly why:
 2. ``host``, ``version``: the pi host's version and the plugin's version;
 3. ``tools``, ``runtime``: the declared tools and runtime profile (environment names and
    literal values, extensions, session);
-4. ``skills``, ``context``, ``fixture``, ``bundles``: the SHA-256 of every file the baseline got
-   (its snapshotted skills and context, the fixture's initial workspace, extension bundles),
-   by path;
+4. ``skills``, ``context``, ``fixture``, ``bundles``: the SHA-256 and mode of every file the
+   baseline got (its snapshotted skills and context, the fixture's initial workspace,
+   extension bundles), by the path ``run.json``'s ``snapshot`` gives it;
 5. ``input``: the prompt or turns;
 6. ``script``, ``seed``: the scripted stand-in's script digest and seed (the draws depend on
    the seed, group, variant and trial: another seed is another sample);
@@ -28,6 +28,7 @@ through their schemas; nothing here does I/O.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -65,11 +66,10 @@ class BaselineInputs:
     definition: Mapping[str, Any]
     host: str | None
     version: str | None
-    #: ``snapshot path -> sha256`` of every file the baseline got: ``resources/skills/...``,
-    #: ``resources/context/...``, ``bundles/...``
-    files: Mapping[str, str] = field(default_factory=dict)
-    #: ``path -> sha256`` of the fixture (the initial workspace)
-    fixture: Mapping[str, str] = field(default_factory=dict)
+    #: ``path -> (sha256, mode)`` of every file the baseline got, as ``run.json``'s ``snapshot``
+    #: names them: ``workspace/...`` (the fixture), ``resources/skills/...``,
+    #: ``resources/context/...``, ``extensions/...`` (the bundles)
+    files: Mapping[str, tuple[str, str]] = field(default_factory=dict)
     script: str | None = None
     seed: str | None = None
 
@@ -77,7 +77,8 @@ class BaselineInputs:
         """The field *name* of :data:`FIELDS` as a JSON value."""
         model = self.definition.get("model")
         model = model if isinstance(model, Mapping) else {}
-        prefix = {"skills": "resources/skills/", "context": "resources/context/", "bundles": "bundles/"}
+        prefix = {"skills": "resources/skills/", "context": "resources/context/", "fixture": "workspace/",
+                  "bundles": "extensions/"}
         if name == "model":
             return model.get("model")
         if name == "thinking":
@@ -85,9 +86,7 @@ class BaselineInputs:
         if name in ("tools", "runtime", "input"):
             return self.definition.get(name)
         if name in prefix:
-            return {k: v for k, v in sorted(self.files.items()) if k.startswith(prefix[name])}
-        if name == "fixture":
-            return dict(sorted(self.fixture.items()))
+            return {k: f"{sha} {mode}" for k, (sha, mode) in sorted(self.files.items()) if k.startswith(prefix[name])}
         if name == "definition":
             return baseline_definition(self.definition)
         if name in ("host", "version", "script", "seed"):
@@ -115,7 +114,8 @@ def _shown(value: Any) -> str:
     if value is _ABSENT:
         return "nothing"
     if isinstance(value, str):
-        return (value[:12] + "…") if len(value) == 64 and all(c in "0123456789abcdef" for c in value) else repr(value)
+        digest = re.fullmatch(r"([0-9a-f]{64})((?: [0-7]+)?)", value)
+        return f"{digest.group(1)[:12]}…{digest.group(2)}" if digest else repr(value)
     if isinstance(value, (Mapping, list)):
         return f"{type(value).__name__} of {len(value)}"
     return repr(value)

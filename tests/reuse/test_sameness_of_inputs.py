@@ -21,13 +21,24 @@ SKILL = "60144b06d65c671eb2ed3d4a0461ebcf7198cc4ebcb4e14e503a3568b7fa1610"
 OTHER = "9" * 64
 
 
+def files(**changes: tuple[str, str] | None) -> dict[str, tuple[str, str]]:
+    found = {"resources/skills/0/changelog/SKILL.md": (SKILL, "644"), "resources/context/0/AGENTS.md": (SKILL, "644"),
+             "extensions/0/index.mjs": (SKILL, "644"), "workspace/README.md": (SKILL, "644")}
+    for key, value in changes.items():
+        path = {"skill": "resources/skills/0/changelog/SKILL.md", "context": "resources/context/0/AGENTS.md",
+                "bundle": "extensions/0/index.mjs", "fixture": "workspace/extra.txt"}[key]
+        if value is None:
+            del found[path]
+        else:
+            found[path] = value
+    return found
+
+
 def inputs(**changes: Any) -> BaselineInputs:
     definition = json.loads(GROUP.read_text())
     base: dict[str, Any] = {
         "definition": definition, "host": "1.6.0", "version": "0.1.0",
-        "files": {"resources/skills/0/changelog/SKILL.md": SKILL, "resources/context/0/AGENTS.md": SKILL,
-                  "bundles/ext/index.mjs": SKILL},
-        "fixture": {"README.md": SKILL}, "script": SKILL, "seed": "trials-example",
+        "files": files(), "script": SKILL, "seed": "trials-example",
     }
     base.update(changes)
     return BaselineInputs(**base)
@@ -47,13 +58,10 @@ CASES: list[tuple[str, dict[str, Any], str]] = [
     ("version", {"version": "0.2.0"}, ""),
     ("tools", {"definition": edited(lambda d: d.update(tools=["read", "write"]))}, "/1"),
     ("runtime", {"definition": edited(lambda d: d.update(runtime={"environment": {"literal": {"A": "1"}}}))}, ""),
-    ("skills", {"files": {"resources/skills/0/changelog/SKILL.md": OTHER, "resources/context/0/AGENTS.md": SKILL,
-                          "bundles/ext/index.mjs": SKILL}}, "/resources~1skills~10~1changelog~1SKILL.md"),
-    ("context", {"files": {"resources/skills/0/changelog/SKILL.md": SKILL, "bundles/ext/index.mjs": SKILL}},
-     "/resources~1context~10~1AGENTS.md"),
-    ("fixture", {"fixture": {"README.md": SKILL, "extra.txt": SKILL}}, "/extra.txt"),
-    ("bundles", {"files": {"resources/skills/0/changelog/SKILL.md": SKILL, "resources/context/0/AGENTS.md": SKILL,
-                           "bundles/ext/index.mjs": OTHER}}, "/bundles~1ext~1index.mjs"),
+    ("skills", {"files": files(skill=(OTHER, "644"))}, "/resources~1skills~10~1changelog~1SKILL.md"),
+    ("context", {"files": files(context=None)}, "/resources~1context~10~1AGENTS.md"),
+    ("fixture", {"files": files(fixture=(SKILL, "755"))}, "/workspace~1extra.txt"),
+    ("bundles", {"files": files(bundle=(SKILL, "755"))}, "/extensions~10~1index.mjs"),
     ("input", {"definition": edited(lambda d: d.update(input={"prompt": "Another prompt."}))}, "/prompt"),
     ("script", {"script": OTHER}, ""),
     ("seed", {"seed": "another"}, ""),
@@ -76,6 +84,12 @@ def test_each_differing_field_refuses_by_name(name: str, change: dict[str, Any],
     assert found is not None
     assert (found.field, found.pointer) == (name, pointer)
     assert found.text().startswith(f"baseline not reused: {name} differs")
+
+
+def test_a_mode_alone_differs() -> None:
+    found = first_difference(inputs(), inputs(files=files(skill=(SKILL, "755"))))
+    assert found is not None and found.field == "skills"
+    assert found.text().endswith(f"stored {SKILL[:12]}… 644, now {SKILL[:12]}… 755")
 
 
 def test_the_first_of_several_differences_is_named() -> None:
