@@ -61,6 +61,10 @@ class EngineConfig:
     confinement: ConfinementSettings = field(default_factory=ConfinementSettings)
     #: --skill-eval-stop and the policy settings its verdicts are the ones of (trials only)
     stop: StopRule = field(default_factory=StopRule)
+    #: --skill-eval-reuse-baseline: the stored result whose baseline runs a group may reuse (None: never)
+    reuse_baseline: Path | None = None
+    #: the scripted stand-in's seed (recorded with reused runs: another seed is another sample)
+    seed: str | None = None
 
     def group_sources(self, group: Group, position: int) -> GroupSources:
         if self.sources is not None:

@@ -84,6 +84,10 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="With trials: stop a group early when its answer is known. curtail: when no remaining "
                          "trial can change a verdict (exact); sequential: a group-sequential test per comparison "
                          "(O'Brien-Fleming alpha spending) (default: off)")
+    group.addoption("--skill-eval-reuse-baseline", metavar="RESULT", default=None,
+                    help="Take each group's baseline runs from this stored result (id, prefix, 'latest' or directory) "
+                         "instead of running the baseline again, only where its inputs are provably the same; "
+                         "otherwise the first differing field is named and the baseline runs")
     group.addoption("--skill-eval-rerun", metavar="RESULT_DIR", default=None, help=argparse.SUPPRESS)
     group.addoption("--skill-eval-jobs", default=None, metavar="K",
                     help="Run up to K groups at once in this pytest process (threads waiting on pi); reports stay "
@@ -123,7 +127,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 #: Options whose value is a path: written as a separate argument, pytest's rootdir search
 #: (which runs before any plugin adds its options) takes the value for a test path.
 PATH_OPTIONS = ("--skill-eval-models", "--skill-eval-auth", "--skill-eval-host", "--skill-eval-rerun",
-                "--skill-eval-allow-read")
+                "--skill-eval-allow-read", "--skill-eval-reuse-baseline")
 
 
 def separate_path_option_problem(config: pytest.Config, parser: pytest.Parser) -> str | None:

@@ -96,8 +96,23 @@ class GroupRunner:
                 confinement=confinement_settings(self.config),
                 stop=StopRule(cast(StopMode, self.settings.stop), self.fail_on, self.settings.pass_rate,
                               self.settings.alpha),
+                reuse_baseline=self.reuse_source(),
+                seed=self.settings.seed,
             )
         return self._engine_config
+
+    def reuse_source(self) -> Path | None:
+        """``--skill-eval-reuse-baseline``'s stored result directory (a usage error when it names none)."""
+        target = self.config.getoption("skill_eval_reuse_baseline")
+        if not target:
+            return None
+        from pytest_skill_eval.errors import EvidenceError
+        from pytest_skill_eval.evidence.locate import resolve_result
+
+        try:
+            return resolve_result(str(target), self.root)
+        except EvidenceError as exc:
+            raise pytest.UsageError(f"--skill-eval-reuse-baseline: {exc}") from None
 
     def run_group(self, group: Group, position: int, suite: Suite | None = None) -> Judgement:
         """Run, persist and grade one group, then judge it from its persisted evidence."""
