@@ -35,6 +35,7 @@ from pytest_skill_eval.evidence.reader import (
     transcript_record,
 )
 from pytest_skill_eval.evidence.records import GroupRecord, parse_group
+from pytest_skill_eval.evidence.reuse_records import parse_reuse
 from pytest_skill_eval.evidence.stop_records import parse_stopping
 from pytest_skill_eval.grading.results import GroupGrade
 from pytest_skill_eval.observation import same_file
@@ -187,6 +188,7 @@ def load_result(result_dir: Path, *, group: str | None = None, variant: str | No
         trials = group_doc.trials if isinstance(group_doc, GroupRecord) else None
         aggregate = None
         stopping = _checked(gdir / layout.STOPPING_FILE, parse_stopping, result_dir, problems)
+        reuse = _checked(gdir / layout.REUSE_FILE, parse_reuse, result_dir, problems)
         runs_dir: Path | None = gdir
         if trials is not None and isinstance(group_doc, GroupRecord):
             aggregate = _checked(records.grade_file(gdir, group_doc), parse_aggregate, result_dir, problems)
@@ -214,6 +216,7 @@ def load_result(result_dir: Path, *, group: str | None = None, variant: str | No
                 aggregate=aggregate,
                 trial=trial if trials is not None else None,
                 stopping=stopping,
+                reuse=reuse,
             )
         )
     problems = []

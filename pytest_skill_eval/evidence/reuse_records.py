@@ -15,18 +15,25 @@ from typing import Any
 
 from pytest_skill_eval.evidence.layout import REUSE_FILE
 
-__all__ = ["REUSE_FILE", "read_reuse", "reuse_text"]
+__all__ = ["REUSE_FILE", "parse_reuse", "read_reuse", "reuse_text"]
 
 
 def read_reuse(group_dir: Path, root: Path | None = None) -> dict[str, Any] | None:
     """The group's ``reuse.json`` (checked by its schema), or None when absent; EvidenceError naming it otherwise."""
-    from pytest_skill_eval.evidence import records, safe_io
+    from pytest_skill_eval.evidence import safe_io
 
     path = group_dir / REUSE_FILE
     data = safe_io.read_json(path, root, missing_ok=True)
     if data is safe_io.ABSENT:
         return None
-    records.check("evidence-reuse", data, path)
+    return parse_reuse(data, path)
+
+
+def parse_reuse(data: Any, source: Path | str) -> dict[str, Any]:
+    """A stored ``reuse.json`` checked by ``evidence-reuse``; EvidenceError naming *source* when it is not one."""
+    from pytest_skill_eval.evidence import records
+
+    records.check("evidence-reuse", data, source)
     found: dict[str, Any] = data
     return found
 

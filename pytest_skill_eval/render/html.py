@@ -207,6 +207,8 @@ class ReportGroup:
     identical: str | None = None
     #: what ``--skill-eval-stop`` looked at (``stopping.json``), for a group run with a stop rule
     stopping: StoppingRecord | None = None
+    #: ``baseline reused from …`` or why not (``reuse.json``), for a group run with --skill-eval-reuse-baseline
+    reuse: str | None = None
 
     @property
     def stopping_lines(self) -> list[str]:

@@ -21,6 +21,7 @@ from pytest_skill_eval.evidence.records import (
     SourceRecord,
     TranscriptRecord,
 )
+from pytest_skill_eval.evidence.reuse_records import reuse_text
 from pytest_skill_eval.evidence.stop_records import StoppingRecord, stopping_text
 from pytest_skill_eval.grading.aggregate import TrialGrade
 from pytest_skill_eval.grading.results import GradeError, GroupGrade
@@ -68,6 +69,8 @@ class GroupEvidence(TypedDict):
     trial: NotRequired[int | None]
     #: what ``--skill-eval-stop`` looked at (``stopping.json``), for a group run with a stop rule
     stopping: NotRequired[StoppingRecord | None]
+    #: what ``--skill-eval-reuse-baseline`` reused (``reuse.json``), for a group run with the option
+    reuse: NotRequired[dict[str, Any] | None]
 
 
 class RegradeShown(TypedDict):
@@ -170,6 +173,9 @@ def render_group(group: GroupEvidence, variant: str | None = None) -> list[str]:
         lines += _usage_lines(data.usage, variant, "usage     ")
     if group["definition_path"]:
         lines.append(f"definition {escape_path(group['definition_path'])}")
+    reuse = group.get("reuse")
+    if reuse is not None:
+        lines.append(f"reuse     {_text(reuse_text(reuse))}")
     if isinstance(data, InvalidGroupRecord) and data.definition_errors:
         # a suite entry whose group file could not be loaded: no run, no grade
         lines.append(f"definition {escape_path(data.ref)} is invalid")

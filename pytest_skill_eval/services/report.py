@@ -26,6 +26,7 @@ from pytest_skill_eval.errors import EvidenceError, SkillEvalError
 from pytest_skill_eval.evidence import layout, records, safe_io, store
 from pytest_skill_eval.evidence.locate import regrade_files, regrade_time, resolve_result
 from pytest_skill_eval.evidence.reader import load_tree, parse_aggregate, parse_grade, read_checked
+from pytest_skill_eval.evidence.reuse_records import parse_reuse, reuse_text
 from pytest_skill_eval.evidence.stop_records import StoppingRecord, parse_stopping
 from pytest_skill_eval.grading.aggregate import TrialGrade
 from pytest_skill_eval.grading.results import GroupGrade
@@ -251,6 +252,9 @@ def _group(gdir: Path, result_dir: Path) -> ReportGroup:
     trials = record.trials if isinstance(record, records.GroupRecord) else None
     aggregate: TrialGrade | None = None
     stopping: StoppingRecord | None = None
+    reuse_path = gdir / layout.REUSE_FILE
+    reuse, found_reuse = read_checked(reuse_path, parse_reuse, shown(reuse_path, result_dir), root=result_dir)
+    problems += found_reuse
     runs_dir = gdir
     if trials is not None:
         # a group run with trials: the aggregate, and trial 1 in full (the others are in trials/)
@@ -276,7 +280,8 @@ def _group(gdir: Path, result_dir: Path) -> ReportGroup:
     return ReportGroup(dir=gdir.name, position=layout.group_position(gdir.name), record=record, grade=grade,
                        regrade=regrade, definition=definition, variants=variants, resources=resources,
                        problems=tuple(problems), aggregate=aggregate, trial=1 if trials is not None else None,
-                       identical=identical_inputs_advice(gdir), stopping=stopping)
+                       identical=identical_inputs_advice(gdir), stopping=stopping,
+                       reuse=reuse_text(reuse) if reuse is not None else None)
 
 
 def load_report(result_dir: Path, *, now: datetime | None = None) -> Report:

@@ -69,10 +69,12 @@ def test_reused_baseline_runs_give_the_verdicts_of_running_them_again(stored: Pa
 
     view = cli("view", reused.name, "--group", "1")
     assert view.returncode == 0 and text in view.stdout, view.stdout + view.stderr
+    report = cli("report", reused.name, "-o", "r.html")
+    assert report.returncode == 0 and text in (pytester.path / "r.html").read_text(), report.stderr
     regrade = cli("regrade", reused.name)
     assert regrade.returncode == 0, regrade.stdout + regrade.stderr
     # a reused run is a stored run like any other: rerun runs it again from the inputs it recorded
-    rerun = cli("rerun", reused.name, "-q")
+    rerun = cli("rerun", reused.name)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
     assert (_json(_newest(pytester.path) / "groups" / GROUP / "aggregate.json")
             == _json(stored / "groups" / GROUP / "aggregate.json"))
