@@ -63,6 +63,14 @@ class StopWatch:
         if self.rule.mode == "off":
             return False
         expectations, comparisons = trial_counts(trials, self.rule, self.selected)
+        never = [name for name in sorted(self.selected)
+                 if not any(trial.runs.get(name) == "complete" for trial in trials)]
+        if never and len(trials) < self.planned:
+            # "completed in no trial" makes the item an error, and a later trial could change that
+            check = StopCheck(self.rule.mode, len(trials), self.planned, False,
+                              f"variant {never[0]} has completed in no trial yet")
+            self.checks.append(check)
+            return False
         check = check_stop(self.rule.mode, ran=len(trials), planned=self.planned, expectations=expectations,
                            comparisons=comparisons, pass_rate=self.rule.pass_rate, alpha=self.rule.alpha,
                            looks=self.rule.looks)

@@ -70,6 +70,16 @@ def test_the_watch_stops_on_a_failed_candidate_and_records_every_check() -> None
     assert not off.after_trial([trial(1, "fail", "fail")]) and off.record() is None
 
 
+def test_the_watch_goes_on_while_a_selected_variant_completed_in_no_trial() -> None:
+    invalid = Trial(1, trial(1, "fail", "fail").grade, {"baseline": "infrastructure-failed", "candidate": "complete"})
+    watch = StopWatch(StopRule("curtail"), 10, BOTH)
+    assert not watch.after_trial([invalid])
+    assert watch.checks[-1].reason == "variant baseline has completed in no trial yet"
+    # not selected: nothing of it can change
+    only = StopWatch(StopRule("curtail"), 10, frozenset({"candidate"}))
+    assert only.after_trial([Trial(1, invalid.grade, {"baseline": "not-selected", "candidate": "complete"})])
+
+
 def look(decision: str, higher: int = 9, lower: int = 0) -> Look:
     return Look(3, 12, 20, higher, lower, 8, 0.004, 0.011, decision)  # type: ignore[arg-type]
 
