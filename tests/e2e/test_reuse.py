@@ -137,3 +137,18 @@ def test_each_difference_refuses_reuse_by_name_and_the_baseline_runs(
         assert "symlink" in record["reason"] or "link" in record["reason"]
     if change is _tampered_object:
         assert "sha256" in record["reason"]
+
+
+def test_a_single_run_reuses_the_stored_first_trial(stored: Path, pytester: pytest.Pytester) -> None:
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "-v", "-k", "activation", "--skill-eval-trials", "1",
+                                           "--skill-eval-reuse-baseline", stored.name)
+    assert result.ret in (0, 1), result.stdout.str()
+    single = _newest(pytester.path) / "groups" / GROUP
+    record = _json(single / "reuse.json")
+    assert record["reused"] is True and [r["source"] for r in record["runs"]] == [f"groups/{GROUP}/trials/001/baseline"]
+    assert (single / "baseline" / "events.jsonl").read_bytes() == (
+        stored / "groups" / GROUP / "trials" / "001" / "baseline" / "events.jsonl").read_bytes()
+    # the same draws as the stored first trial: the same grade
+    assert _json(single / "grade.json") == _json(stored / "groups" / GROUP / "trials" / "001" / "grade.json")
+    text = f"baseline reused from {stored.name} (groups/{GROUP}, trial 1)"
+    assert _json(single / "group.json")["variants"]["baseline"]["reason"] == text
