@@ -82,7 +82,7 @@ def test_curtail_gives_the_full_runs_verdicts_with_fewer_trials(trials_suite: Pa
     assert f"stopping  {text}" in view.stdout
 
 
-def test_sequential_stops_for_a_clear_difference_and_xdist_and_rerun_reach_the_same_stop(
+def test_sequential_stops_for_a_clear_difference_and_xdist_rerun_and_jobs_reach_the_same_stop(
         trials_suite: Path, pytester: pytest.Pytester) -> None:
     args = ["-p", "no:cacheprovider", "-v", "--skill-eval-stop", "sequential", "--skill-eval-fail-on", "regression"]
     first = pytester.runpytest_subprocess(*args, "-n", "2")
@@ -105,6 +105,12 @@ def test_sequential_stops_for_a_clear_difference_and_xdist_and_rerun_reach_the_s
     again = next(r for r in _results(trials_suite) if r != result)
     for group in ("001-changelog-activation", "002-changelog-body"):
         assert _json(again / "groups" / group / "stopping.json") == _json(result / "groups" / group / "stopping.json")
+
+    lanes = pytester.runpytest_subprocess(*args, "--skill-eval-jobs", "2")
+    lanes.assert_outcomes(passed=2)
+    third = next(r for r in _results(trials_suite) if r not in (result, again))
+    for group in ("001-changelog-activation", "002-changelog-body"):
+        assert _json(third / "groups" / group / "stopping.json") == _json(result / "groups" / group / "stopping.json")
 
     report = subprocess.run([sys.executable, "-m", "pytest_skill_eval", "report", result.name, "-o", "r.html"],
                             cwd=trials_suite, capture_output=True, text=True)
