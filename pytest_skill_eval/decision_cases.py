@@ -34,12 +34,13 @@ from pytest_skill_eval.decision import ComparisonDecision, ComparisonEvidence, D
 from pytest_skill_eval.decision.suite import decide_comparisons
 
 if TYPE_CHECKING:
+    from pytest_skill_eval.evidence.stop_records import StoppingRecord
     from pytest_skill_eval.grading.aggregate import TrialGrade
     from pytest_skill_eval.grading.results import GroupGrade
     from pytest_skill_eval.policy import Judgement
 
 __all__ = ["CASE_SEPARATOR", "GroupCases", "case_id", "comparison_bound", "grade_cases", "lost_trial_runs",
-           "decided", "split_case_id", "status_outcome", "trial_cases", "verdict_cases"]
+           "decided", "planned_trials", "split_case_id", "status_outcome", "trial_cases", "verdict_cases"]
 
 #: a case's id is ``<group id>/<comparison id>`` (group ids cannot hold a slash)
 CASE_SEPARATOR = "/"
@@ -87,15 +88,22 @@ def grade_cases(group_id: str, grade: GroupGrade) -> tuple[ComparisonEvidence, .
                  for c in grade.comparisons)
 
 
-def trial_cases(group_id: str, aggregate: TrialGrade, trials: Mapping[int, GroupGrade | None]) -> tuple[ComparisonEvidence, ...]:
-    """A group's comparisons over its planned trials; a trial without a grade (never ran,
-    unreadable) is missing in both arms."""
+def planned_trials(aggregate: TrialGrade, stopping: StoppingRecord | None) -> int:
+    """The trials a group's decision counts: all planned, or those run when a stop rule
+    (``--skill-eval-stop``) ended the group on purpose (not run by design is not missing data)."""
+    return stopping.ran if stopping is not None and stopping.stopped else aggregate.planned
+
+
+def trial_cases(group_id: str, aggregate: TrialGrade, trials: Mapping[int, GroupGrade | None],
+                planned: int | None = None) -> tuple[ComparisonEvidence, ...]:
+    """A group's comparisons over its planned trials (*planned*: :func:`planned_trials`); a
+    trial without a grade (never ran, unreadable) is missing in both arms."""
     by_trial = {n: grade_outcomes(g) for n, g in trials.items() if g is not None}
     cases = []
     for c in aggregate.comparisons:
         baseline: list[Outcome] = []
         candidate: list[Outcome] = []
-        for n in range(1, aggregate.planned + 1):
+        for n in range(1, (aggregate.planned if planned is None else planned) + 1):
             seen = by_trial.get(n, {})
             baseline.append(seen.get(c.baseline) if c.baseline else None)
             candidate.append(seen.get(c.candidate) if c.candidate else None)
@@ -103,13 +111,15 @@ def trial_cases(group_id: str, aggregate: TrialGrade, trials: Mapping[int, Group
     return tuple(cases)
 
 
-def lost_trial_runs(aggregate: TrialGrade, selected: Sequence[str]) -> dict[str, int]:
-    """Per selected variant, its trials whose run did not complete, and the trials never run."""
+def lost_trial_runs(aggregate: TrialGrade, selected: Sequence[str], planned: int | None = None) -> dict[str, int]:
+    """Per selected variant, its trials whose run did not complete, and the trials never run
+    (of *planned*: :func:`planned_trials`)."""
+    planned = aggregate.planned if planned is None else planned
     lost = {}
     for name in selected:
         states = aggregate.runs.get(name, {})
         not_complete = sum(n for state, n in states.items() if state not in ("complete", "not-selected"))
-        lost[name] = not_complete + (aggregate.planned - aggregate.ran)
+        lost[name] = not_complete + max(planned - aggregate.ran, 0)
     return lost
 
 
@@ -135,14 +145,15 @@ def verdict_cases(verdict: Judgement) -> GroupCases:
         return GroupCases(verdict.group_id, verdict.position, cases, lost)
     if isinstance(verdict, TrialVerdict):
         a = verdict.aggregate
+        planned = planned_trials(a, verdict.stopping)
         selected = [v.name for v in verdict.variants if v.state != "not-selected"]
         if len(selected) < len(verdict.variants):
-            return GroupCases(verdict.group_id, verdict.position, (), lost_trial_runs(a, selected))
+            return GroupCases(verdict.group_id, verdict.position, (), lost_trial_runs(a, selected, planned))
         cases = tuple(ComparisonEvidence(case_id(verdict.group_id, c.id),
-                                         counted(c.baseline_passes, c.baseline_graded, a.planned),
-                                         counted(c.candidate_passes, c.candidate_graded, a.planned))
+                                         counted(c.baseline_passes, c.baseline_graded, planned),
+                                         counted(c.candidate_passes, c.candidate_graded, planned))
                       for c in a.comparisons)
-        return GroupCases(verdict.group_id, verdict.position, cases, lost_trial_runs(a, selected))
+        return GroupCases(verdict.group_id, verdict.position, cases, lost_trial_runs(a, selected, planned))
     raise TypeError(f"expected a Verdict or a TrialVerdict, found {type(verdict).__name__}")
 
 

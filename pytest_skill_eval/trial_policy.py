@@ -26,6 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 
 from pytest_skill_eval.decision import ComparisonDecision, DecisionRules
+from pytest_skill_eval.evidence.stop_records import StoppingRecord, stopping_text
 from pytest_skill_eval.grading.aggregate import ComparisonRate, ExpectationRate, TrialGrade
 from pytest_skill_eval.policy import (
     ERROR_RUN_STATES,
@@ -85,6 +86,8 @@ class TrialVerdict:
     rules: DecisionRules | None = None
     #: ``--skill-eval-require-power``: an underpowered or indecisive comparison is an error
     require_power: bool = False
+    #: what ``--skill-eval-stop`` looked at and why the trials ended (``stopping.json``), if a rule was in force
+    stopping: StoppingRecord | None = None
 
     # -- policy ----------------------------------------------------------------
     @property
@@ -118,6 +121,10 @@ class TrialVerdict:
     def comparison_fails_item(self, c: ComparisonRate) -> bool:
         if self.fail_on != "regression":
             return False
+        sequential = self.stopping.sequential_decision(c.id) if self.stopping is not None else None
+        if sequential is not None:
+            # under the sequential design a comparison is judged by its boundaries, not by a fixed-N test
+            return sequential == "worse"
         decided = self.decisions.get(c.id)
         if decided is not None:
             return decided.decision == "worse"
@@ -138,7 +145,10 @@ class TrialVerdict:
     # -- words -----------------------------------------------------------------
     def trials_text(self) -> str:
         a = self.aggregate
-        text = f"{a.ran} trials" if a.ran == a.planned else f"{a.ran} of {a.planned} trials"
+        if self.stopping is not None and self.stopping.stopped:
+            text = f"{a.ran} of {a.planned} trials, stopped by {self.stopping.mode}"
+        else:
+            text = f"{a.ran} trials" if a.ran == a.planned else f"{a.ran} of {a.planned} trials"
         # runs lost to the provider (or invalid): the variant is still complete, so say it here
         lost = sum(n for states in a.runs.values() for state, n in states.items()
                    if state not in ("complete", "not-selected"))
@@ -171,6 +181,8 @@ class TrialVerdict:
     def summary_row(self) -> tuple[str, str, str, str]:
         states = {v.name: v.state for v in self.variants}
         comparisons = ", ".join(f"{c.id}: {comparison_text(c)}" for c in self.aggregate.comparisons) or "-"
+        if self.stopping is not None:
+            comparisons += f"; {stopping_text(self.stopping)}"
         return str(self.position), states.get("baseline", "-"), states.get("candidate", "-"), comparisons
 
     def transitions(self) -> list[str]:
@@ -187,6 +199,7 @@ class TrialVerdict:
             ("skill_eval.pass_rate", f"{self.pass_rate:g}"),
             ("skill_eval.alpha", f"{self.alpha:g}"),
             ("skill_eval.trials", f"{a.ran}/{a.planned}"),
+            *((("skill_eval.stopping", stopping_text(self.stopping)),) if self.stopping is not None else ()),
             ("skill_eval.group_state", self.group_state),
             ("skill_eval.grade_state", self.grade_state),
             ("skill_eval.evidence", self.group_dir),
@@ -210,6 +223,8 @@ class TrialVerdict:
     def detail_lines(self, indent: str = "  ", *, reasons: bool = True) -> list[str]:
         a = self.aggregate
         lines = [f"{indent}trials     {a.ran} of {a.planned} ran"]
+        if self.stopping is not None:
+            lines.append(f"{indent}stopping   {one_line(stopping_text(self.stopping))}")
         for v in self.variants:
             reason = f" ({one_line(v.reason)})" if reasons and v.reason and v.state != "not-selected" else ""
             counts = ", ".join(f"{n} {state}" for state, n in a.runs.get(v.name, {}).items())
@@ -226,7 +241,9 @@ class TrialVerdict:
     def headline(self) -> str:
         parts = []
         for item in self.failing:
-            if isinstance(item, ComparisonRate):
+            if isinstance(item, ComparisonRate) and self.stopping is not None and self.stopping.sequential_decision(item.id):
+                parts.append(f"comparison {item.id}: {item.transition} (candidate worse by the sequential design)")
+            elif isinstance(item, ComparisonRate):
                 line = self.decision_line(item)
                 parts.append(f"comparison {item.id}: {line}" if line else
                              f"comparison {item.id}: {item.transition} (p < {self.alpha:g})")
@@ -300,6 +317,7 @@ class TrialVerdict:
 
 def judge_trials(variants: tuple[VariantState, ...], aggregate: TrialGrade, *, group_id: str, position: int,
                  group_state: str, group_dir: str, fail_on: FailOn, pass_rate: float, alpha: float,
-                 result_id: str, usage: VariantUsage | None = None) -> TrialVerdict:
+                 result_id: str, usage: VariantUsage | None = None,
+                 stopping: StoppingRecord | None = None) -> TrialVerdict:
     return TrialVerdict(result_id, group_id, position, group_state, group_dir, fail_on, pass_rate, alpha, variants,
-                        aggregate, usage)
+                        aggregate, usage, stopping=stopping)

@@ -16,10 +16,8 @@ was selected at all); 4 when the inputs cannot be merged.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
-import stat
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -28,7 +26,7 @@ from typing import Any
 
 from pytest_skill_eval.errors import EvidenceError, MergeRefused
 from pytest_skill_eval.evidence import layout, objects, safe_io, store
-from pytest_skill_eval.evidence.reader import load_tree
+from pytest_skill_eval.evidence.copying import copy_stored_tree
 from pytest_skill_eval.evidence.records import (
     DecisionRecord,
     ProvenanceRecord,
@@ -38,8 +36,6 @@ from pytest_skill_eval.evidence.records import (
     ShardRecord,
     VariantUsage,
 )
-from pytest_skill_eval.observation import FileTree
-from pytest_skill_eval.paths import shown
 from pytest_skill_eval.policy import Judgement
 from pytest_skill_eval.safe_text import escape_path
 
@@ -136,6 +132,10 @@ def check_inputs(inputs: Sequence[ShardInput]) -> list[str]:
                     name, f"--skill-eval-{name}")
                 problems.append(f"settings differ: {option} is {a!r} in {first.label}, {b!r} in {other.label}; "
                                 "give every shard the same options")
+        stops = [(r.result.provenance.stop if r.result.provenance is not None else None) or "off" for r in (first, other)]
+        if stops[0] != stops[1]:
+            problems.append(f"settings differ: --skill-eval-stop is {stops[0]!r} in {first.label}, {stops[1]!r} in "
+                            f"{other.label}; give every shard the same options")
         if set(other.selection.variants) != set(first.selection.variants):
             problems.append(f"variant selection differs: {', '.join(first.selection.variants)} in {first.label}, "
                             f"{', '.join(other.selection.variants)} in {other.label}")
@@ -211,7 +211,7 @@ def merge(targets: Sequence[str], cwd: Path, into: Path | None = None) -> Merged
         groups.mkdir()
         for item in inputs:
             for gdir in item.group_dirs:
-                _copy_group(gdir, groups / gdir.name, item.path)
+                copy_stored_tree(gdir, groups / gdir.name, item.path)
         _copy_objects(inputs, staging)
         planned = sorted((g for item in inputs for g in item.selection.groups), key=lambda g: (g.position, g.dir))
         selection = SelectionRecord(inputs[0].selection.variants, tuple(planned))
@@ -273,45 +273,6 @@ def _merged_provenance(inputs: Sequence[ShardInput]) -> ProvenanceRecord | None:
             if host not in hosts:
                 hosts.append(host)
     return replace(first, hosts=tuple(hosts))
-
-
-#: the snapshot trees of a run: their files may share an inode with an object or an earlier
-#: snapshot (the writers link unchanged files), checked against the tree's manifest instead
-_TREES = ("workspace", "workspace-initial")
-
-
-def _copy_group(source: Path, dest: Path, result: Path, tree: tuple[Path, FileTree] | None = None) -> None:
-    """Copy one shard's group directory into the merged result, reading nothing outside it.
-
-    Every directory is listed and every file opened through :mod:`..evidence.safe_io`
-    (nothing followed); a link, FIFO, socket or device anywhere in the group is an
-    EvidenceError naming it, since no writer of a result makes one and copying one could
-    publish what lies outside the result (or block forever). A file with other hard links
-    is copied only inside a snapshot tree whose manifest records its digest, and only when
-    its bytes hash to it: a hard link could name a file outside the result.
-    """
-    dest.mkdir()
-    for name, kind in safe_io.list_dir(source, result):
-        here = source / name
-        if kind == safe_io.DIRECTORY:
-            inner = tree if tree is not None or name not in _TREES else (here, load_tree(here, result))
-            _copy_group(here, dest / name, result, inner)
-        elif kind == safe_io.FILE:
-            data = safe_io.read_bytes(here, result, limit=objects.MAX_OBJECT_BYTES, single_link=tree is None)
-            if tree is not None and os.lstat(here).st_nlink > 1:
-                rel = here.relative_to(tree[0]).as_posix()
-                if rel not in tree[1] or hashlib.sha256(data).hexdigest() != tree[1].digest(rel):
-                    raise EvidenceError(f"{escape_path(str(result))}: {shown(here, result)}: expected a file "
-                                        "of its own or the bytes its manifest records, found a hard link to other "
-                                        "bytes: nothing was merged")
-            fd = os.open(dest / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-            os.chmod(dest / name, stat.S_IMODE(os.lstat(here).st_mode) & 0o777 | stat.S_IRUSR)
-        else:
-            link = "; a stored result is never followed through a link" if kind == safe_io.SYMLINK else ""
-            raise EvidenceError(f"{escape_path(str(result))}: {shown(here, result)}: expected a regular "
-                                f"file or directory, found {kind}{link}: nothing was merged")
 
 
 def _copy_objects(inputs: Sequence[ShardInput], dest: Path) -> None:

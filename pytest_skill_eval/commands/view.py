@@ -35,6 +35,8 @@ from pytest_skill_eval.evidence.reader import (
     transcript_record,
 )
 from pytest_skill_eval.evidence.records import GroupRecord, parse_group
+from pytest_skill_eval.evidence.reuse_records import parse_reuse
+from pytest_skill_eval.evidence.stop_records import parse_stopping
 from pytest_skill_eval.grading.results import GroupGrade
 from pytest_skill_eval.observation import same_file
 from pytest_skill_eval.render.views import (
@@ -185,6 +187,8 @@ def load_result(result_dir: Path, *, group: str | None = None, variant: str | No
         group_doc = _checked(layout.group_record_file(gdir) or gdir / layout.GROUP_FILE, parse_group, result_dir, problems)
         trials = group_doc.trials if isinstance(group_doc, GroupRecord) else None
         aggregate = None
+        stopping = _checked(gdir / layout.STOPPING_FILE, parse_stopping, result_dir, problems)
+        reuse = _checked(gdir / layout.REUSE_FILE, parse_reuse, result_dir, problems)
         runs_dir: Path | None = gdir
         if trials is not None and isinstance(group_doc, GroupRecord):
             aggregate = _checked(records.grade_file(gdir, group_doc), parse_aggregate, result_dir, problems)
@@ -211,6 +215,8 @@ def load_result(result_dir: Path, *, group: str | None = None, variant: str | No
                 problems=problems,
                 aggregate=aggregate,
                 trial=trial if trials is not None else None,
+                stopping=stopping,
+                reuse=reuse,
             )
         )
     problems = []

@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
 from pytest_skill_eval.decision import DecisionRules
-from pytest_skill_eval.decision_cases import lost_trial_runs
+from pytest_skill_eval.decision_cases import lost_trial_runs, planned_trials
 from pytest_skill_eval.engine.decision import result_decision
 from pytest_skill_eval.errors import EvidenceError
 from pytest_skill_eval.evidence import layout, records, store
@@ -25,6 +25,7 @@ from pytest_skill_eval.evidence.records import (
     VariantName,
     VariantUsage,
 )
+from pytest_skill_eval.evidence.stop_records import read_stopping
 from pytest_skill_eval.grading.aggregate import TrialGrade
 
 if TYPE_CHECKING:
@@ -113,7 +114,12 @@ def _persisted_entry(gdir: Path, interrupted: bool) -> ResultGroup:
         grade = read_aggregate(grade_path) if trial_count is not None else read_grade(grade_path)
         comparisons = {c.id: c.transition for c in grade.comparisons}
         if isinstance(grade, TrialGrade):
-            lost = lost_trial_runs(grade, [n for n, v in group.variants.items() if v.state != "not-selected"])
+            try:
+                stopping = read_stopping(gdir)
+            except (OSError, EvidenceError):
+                stopping = None  # unreadable: every planned trial counts
+            lost = lost_trial_runs(grade, [n for n, v in group.variants.items() if v.state != "not-selected"],
+                                   planned_trials(grade, stopping))
     return ResultGroup(
         dir=gdir.name, id=group.id, position=group.position, state=group.state, reason=None,
         grade_state=group.grade_state, variants={n: v.state for n, v in group.variants.items()},

@@ -20,6 +20,7 @@ from pytest_skill_eval.decision_cases import (
     case_id,
     grade_cases,
     lost_trial_runs,
+    planned_trials,
     split_case_id,
     trial_cases,
 )
@@ -28,6 +29,7 @@ from pytest_skill_eval.evidence import layout, records
 from pytest_skill_eval.evidence.decision_records import DecisionRecord
 from pytest_skill_eval.evidence.reader import read_aggregate, read_grade, read_group
 from pytest_skill_eval.evidence.records import GroupRecord, ResultGroup
+from pytest_skill_eval.evidence.stop_records import StoppingRecord, read_stopping
 from pytest_skill_eval.grading.results import GroupGrade
 
 __all__ = ["group_cases", "result_decision"]
@@ -52,11 +54,12 @@ def group_cases(gdir: Path) -> GroupCases | None:
         return GroupCases(group.id, group.position, grade_cases(group.id, read_grade(grade_file)),
                           {name: int(states[name] != "complete") for name in selected})
     aggregate = read_aggregate(grade_file)
-    lost = lost_trial_runs(aggregate, selected)
+    planned = planned_trials(aggregate, _stopping(gdir))
+    lost = lost_trial_runs(aggregate, selected, planned)
     if len(selected) < len(group.variants):
         return GroupCases(group.id, group.position, (), lost)
     trials: dict[int, GroupGrade | None] = {}
-    for n in range(1, aggregate.planned + 1):
+    for n in range(1, planned + 1):
         tdir = layout.trial_dir(gdir, n)
         if not tdir.is_dir():
             continue
@@ -64,7 +67,15 @@ def group_cases(gdir: Path) -> GroupCases | None:
             trials[n] = read_grade(layout.trial_grade_file(tdir))
         except (OSError, EvidenceError):
             trials[n] = None  # an unreadable trial grade is a missing trial, never a failure
-    return GroupCases(group.id, group.position, trial_cases(group.id, aggregate, trials), lost)
+    return GroupCases(group.id, group.position, trial_cases(group.id, aggregate, trials, planned), lost)
+
+
+def _stopping(gdir: Path) -> StoppingRecord | None:
+    """The group's ``stopping.json``; an unreadable one counts as none (every planned trial)."""
+    try:
+        return read_stopping(gdir)
+    except (OSError, EvidenceError):
+        return None
 
 
 def result_decision(result_dir: Path, groups: Sequence[ResultGroup], rules: DecisionRules, *,

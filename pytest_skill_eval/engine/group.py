@@ -11,6 +11,8 @@ from typing import cast
 
 from pytest_skill_eval.definitions.model import VARIANTS, Group, Suite, VariantName
 from pytest_skill_eval.engine.config import EngineConfig, GroupRunOutcome, VariantOutcome
+from pytest_skill_eval.engine.reuse_hook import BaselineReuse, plan_reuse, with_reuse
+from pytest_skill_eval.engine.stop_hook import StopWatch, write_stopping
 from pytest_skill_eval.engine.variant import run_variant
 from pytest_skill_eval.engine.variant_evidence import persist_state
 from pytest_skill_eval.errors import (
@@ -62,7 +64,13 @@ def run_group(group: Group, position: int, cfg: EngineConfig, *, suite: Suite | 
     scratch = new_run_dir()
     try:
         shared = prepare_shared(group, scratch, cfg, cfg.group_sources(group, position))
-        outcomes, cancelled = run_variants(group, group_dir, scratch, shared, cfg, redactor)
+        reuse = _reuse(group, shared, cfg, redactor, group_dir, scratch)
+        outcomes, cancelled = run_variants(group, group_dir, scratch, shared, cfg, redactor, reuse=reuse)
+        if reuse is not None:
+            reuse.write(group_dir, redactor)  # again: with the run it copied
+            if not reuse.reuses:
+                outcomes["baseline"] = dataclasses.replace(outcomes["baseline"],
+                                                           reason=with_reuse(outcomes["baseline"].reason, reuse))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     outcome = _publish_group(group, position, group_dir, outcomes, shared.error, suite_ref, redactor, shared.revision)
@@ -96,7 +104,7 @@ def prepare_shared(group: Group, scratch: Path, cfg: EngineConfig, sources: Grou
 
 def run_variants(group: Group, group_dir: Path, scratch: Path, shared: Shared, cfg: EngineConfig,
                  redactor: Redactor, *, order: Sequence[VariantName] = VARIANTS,
-                 trial: int = 1) -> tuple[dict[str, VariantOutcome], bool]:
+                 trial: int = 1, reuse: BaselineReuse | None = None) -> tuple[dict[str, VariantOutcome], bool]:
     """Each variant in *order*, persisted before the next starts; and whether one was cancelled."""
     outcomes: dict[str, VariantOutcome] = {}
     cancelled = False
@@ -108,6 +116,8 @@ def run_variants(group: Group, group_dir: Path, scratch: Path, shared: Shared, c
             outcomes[name] = persist_state(run_dir, group, name, "cancelled", "cancelled before it started")
         elif shared.error is not None:
             outcomes[name] = persist_state(run_dir, group, name, "invalid", shared.error)
+        elif name == "baseline" and reuse is not None and reuse.reuses:
+            outcomes[name] = reuse.copy_run(trial, run_dir, cfg)  # --skill-eval-reuse-baseline
         else:
             try:
                 outcomes[name] = _run_with_reruns(group, name, shared, scratch, group_dir, cfg, redactor, trial)
@@ -159,31 +169,42 @@ def run_trials(group: Group, position: int, group_dir: Path, cfg: EngineConfig, 
     candidate then baseline when it is even, so an order effect cancels out; within a trial
     the first run is persisted before its counterpart starts. A cancelled run stops every
     queued trial; the aggregate counts what ran and records how many were planned.
+    With ``--skill-eval-stop`` the stop rule looks after every trial (``engine.stop_hook``)
+    and may end the trials early; what it saw is ``stopping.json``.
     """
     arms = [(number, VARIANTS if number % 2 else VARIANTS[::-1]) for number in range(1, cfg.trials + 1)]
     scratch = new_run_dir()
     trials: list[Trial] = []
     per_trial: list[dict[str, VariantOutcome]] = []
     cancelled = False
+    watch = StopWatch(cfg.stop, cfg.trials, cfg.selected)
+    reuse: BaselineReuse | None = None
     try:
         shared = prepare_shared(group, scratch, cfg, cfg.group_sources(group, position))
+        reuse = _reuse(group, shared, cfg, redactor, group_dir, scratch)
         for number, order in arms:
             trial_dir = layout.trial_dir(group_dir, number)
             outcomes, cancelled = run_variants(group, trial_dir, scratch / f"trial-{number}", shared, cfg, redactor,
-                                               order=order, trial=number)
+                                               order=order, trial=number, reuse=reuse)
             grade = _publish_grade(trial_dir, redactor.record(grade_persisted(group, trial_dir))[0])
             trials.append(Trial(number, grade, {name: o.state for name, o in outcomes.items()}))
             per_trial.append(outcomes)
             shutil.rmtree(scratch / f"trial-{number}", ignore_errors=True)
-            if cancelled:
+            if cancelled or watch.after_trial(trials):
                 break
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
+    write_stopping(group_dir, watch, redactor)
+    if reuse is not None:
+        reuse.write(group_dir, redactor)  # again: with the runs it copied
     published = _Publication(group_dir, layout.AGGREGATE_FILE, layout.AGGREGATE_FALLBACK, "aggregate",
                              redactor.record(aggregate(group.id, cfg.trials, trials))[0])
     published.publish()
     variants: dict[str, VariantOutcome] = {name: _across_trials(name, [t[name] for t in per_trial], group_dir)
                                            for name in VARIANTS}
+    if reuse is not None:
+        variants["baseline"] = dataclasses.replace(variants["baseline"],
+                                                   reason=with_reuse(variants["baseline"].reason, reuse))
     state = group_state([v.state for v in variants.values()], fixture_failed=shared.error is not None)
     usage = _group_usage(group_dir)
 
@@ -205,6 +226,17 @@ def run_trials(group: Group, position: int, group_dir: Path, cfg: EngineConfig, 
     if cancelled:
         raise KeyboardInterrupt
     return GroupRunOutcome(group, position, state, group_dir, variants, cast(TrialGrade, published.doc))
+
+
+def _reuse(group: Group, shared: Shared, cfg: EngineConfig, redactor: Redactor, group_dir: Path,
+           scratch: Path) -> BaselineReuse | None:
+    """The group's baseline reuse plan (``engine.reuse_hook``), its ``reuse.json`` written; None without the option."""
+    if shared.error is not None:
+        return None
+    reuse = plan_reuse(group, cfg, shared.fixture, shared.bundles, shared.sources, redactor, scratch / "reuse")
+    if reuse is not None:
+        reuse.write(group_dir, redactor)
+    return reuse
 
 
 def _across_trials(name: str, outcomes: Sequence[VariantOutcome], group_dir: Path) -> VariantOutcome:

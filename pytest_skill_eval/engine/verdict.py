@@ -35,6 +35,7 @@ def judge_group_dir(group_dir: Path, *, fail_on: FailOn, pass_rate: float, alpha
 
     group = read_group(record_file)
     if isinstance(group, GroupRecord) and group.trials is not None:
+        from pytest_skill_eval.evidence.stop_records import read_stopping
         from pytest_skill_eval.trial_policy import judge_trials
 
         variants = tuple(VariantState(name, v.state, v.reason, f"{group_dir}/{layout.TRIALS_DIR}/*/{name}")
@@ -44,7 +45,7 @@ def judge_group_dir(group_dir: Path, *, fail_on: FailOn, pass_rate: float, alpha
         verdict = judge_trials(variants, read_aggregate(records.grade_file(group_dir, group)), group_id=group.id,
                                position=group.position, group_state=group.state, group_dir=str(group_dir),
                                fail_on=fail_on, pass_rate=pass_rate, alpha=alpha, result_id=result_id,
-                               usage=group.usage)
+                               usage=group.usage, stopping=read_stopping(group_dir))
         return decided(verdict, rules or DecisionRules(alpha=alpha), family, require_power=require_power)
     grade_file = records.grade_file(group_dir, group)
     grade = read_grade(grade_file) if grade_file.is_file() else GroupGrade(

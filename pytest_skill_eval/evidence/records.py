@@ -232,6 +232,8 @@ class ProvenanceRecord(Stored):
     rerun_of: str | None = None
     #: ``--skill-eval-repeat-limit`` in force (0: off; absent in results of older versions)
     repeat_limit: int | None = field(default=None, metadata=meta(omit=if_none))
+    #: ``--skill-eval-stop`` in force (absent when off, and in results of older versions)
+    stop: str | None = field(default=None, metadata=meta(omit=lambda v: v is None or v == "off"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -91,6 +91,14 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--skill-eval-aa", action="store_true", default=None,
                     help="A/A calibration: run the candidate against itself (both arms the candidate, every other "
                          "input equal) and report the observed false-flip rates")
+    group.addoption("--skill-eval-stop", choices=("off", "curtail", "sequential"), default=None,
+                    help="With trials: stop a group early when its answer is known. curtail: when no remaining "
+                         "trial can change a verdict (exact); sequential: a group-sequential test per comparison "
+                         "(O'Brien-Fleming alpha spending) (default: off)")
+    group.addoption("--skill-eval-reuse-baseline", metavar="RESULT", default=None,
+                    help="Take each group's baseline runs from this stored result (id, prefix, 'latest' or directory) "
+                         "instead of running the baseline again, only where its inputs are provably the same; "
+                         "otherwise the first differing field is named and the baseline runs")
     group.addoption("--skill-eval-rerun", metavar="RESULT_DIR", default=None, help=argparse.SUPPRESS)
     group.addoption("--skill-eval-jobs", default=None, metavar="K",
                     help="Run up to K groups at once in this pytest process (threads waiting on pi); reports stay "
@@ -124,6 +132,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("skill_eval_provider_timeout", "Default for --skill-eval-provider-timeout", default="")
     parser.addini("skill_eval_pass_rate", "Default for --skill-eval-pass-rate", default="")
     parser.addini("skill_eval_alpha", "Default for --skill-eval-alpha", default="")
+    parser.addini("skill_eval_stop", "Default for --skill-eval-stop", default="")
     parser.addini("skill_eval_jobs", "Default for --skill-eval-jobs", default="")
     parser.addini("skill_eval_adjust", "Default for --skill-eval-adjust", default="")
     parser.addini("skill_eval_min_effect", "Default for --skill-eval-min-effect", default="")
@@ -134,7 +143,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 #: Options whose value is a path: written as a separate argument, pytest's rootdir search
 #: (which runs before any plugin adds its options) takes the value for a test path.
 PATH_OPTIONS = ("--skill-eval-models", "--skill-eval-auth", "--skill-eval-host", "--skill-eval-rerun",
-                "--skill-eval-allow-read")
+                "--skill-eval-allow-read", "--skill-eval-reuse-baseline")
 
 
 def separate_path_option_problem(config: pytest.Config, parser: pytest.Parser) -> str | None:

@@ -78,6 +78,8 @@ class GroupRunner:
                                        scripts=self.rerun.script if self.rerun is not None else None,
                                        origins=self.rerun.script_origin if self.rerun is not None else None)
             layout.ensure_runs_dir(self.root)
+            from pytest_skill_eval.decision.stopping import StopMode, StopRule
+
             self._engine_config = EngineConfig(
                 root=self.root,
                 result_dir=self.result_dir,
@@ -94,8 +96,25 @@ class GroupRunner:
                 rerun_infra=self.settings.rerun_infra,
                 sources=self.rerun.sources if self.rerun is not None else None,
                 confinement=confinement_settings(self.config),
+                stop=StopRule(cast(StopMode, self.settings.stop), self.fail_on, self.settings.pass_rate,
+                              self.settings.alpha),
+                reuse_baseline=self.reuse_source(),
+                seed=self.settings.seed,
             )
         return self._engine_config
+
+    def reuse_source(self) -> Path | None:
+        """``--skill-eval-reuse-baseline``'s stored result directory (a usage error when it names none)."""
+        target = self.config.getoption("skill_eval_reuse_baseline")
+        if not target:
+            return None
+        from pytest_skill_eval.errors import EvidenceError
+        from pytest_skill_eval.evidence.locate import resolve_result
+
+        try:
+            return resolve_result(str(target), self.root)
+        except EvidenceError as exc:
+            raise pytest.UsageError(f"--skill-eval-reuse-baseline: {exc}") from None
 
     def run_group(self, group: Group, position: int, suite: Suite | None = None) -> Judgement:
         """Run, persist and grade one group, then judge it from its persisted evidence."""

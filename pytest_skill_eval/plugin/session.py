@@ -142,6 +142,15 @@ class SkillEvalSession(GroupRunner, TerminalSummary):
         result_id = workerinput.get(RESULT_ID_KEY) if workerinput else None
         settings = run_settings(config, workerinput.get(SEED_KEY) if workerinput else None)
         confinement_settings(config)  # a bad value is a usage error before anything runs
+        reuse = config.getoption("skill_eval_reuse_baseline")
+        if reuse:  # a result that is not there is a usage error before anything runs
+            from pytest_skill_eval.errors import EvidenceError
+            from pytest_skill_eval.evidence.locate import resolve_result
+
+            try:
+                resolve_result(str(reuse), root)
+            except EvidenceError as exc:
+                raise pytest.UsageError(f"--skill-eval-reuse-baseline: {exc}") from None
         shard = None
         if shard_text is not None:
             from pytest_skill_eval.definitions.sharding import parse_shard

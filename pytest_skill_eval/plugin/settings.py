@@ -1,8 +1,8 @@
 """The run settings checked once: trials, the seed, the policy's thresholds, the provider timeout, jobs.
 
 ``--skill-eval-trials``, ``--skill-eval-seed``, ``--skill-eval-pass-rate``,
-``--skill-eval-alpha``, ``--skill-eval-jobs``, ``--skill-eval-repeat-limit``, and the decision's
-``--skill-eval-adjust``, ``--skill-eval-min-effect``, ``--skill-eval-require-power`` and
+``--skill-eval-alpha``, ``--skill-eval-jobs``, ``--skill-eval-repeat-limit``, ``--skill-eval-stop``, and the
+decision's ``--skill-eval-adjust``, ``--skill-eval-min-effect``, ``--skill-eval-require-power`` and
 ``--skill-eval-aa`` (and their ini settings), checked once, so a
 bad value is a usage error naming the option or ini setting, what it expects and what it found.
 """
@@ -58,6 +58,8 @@ class RunSettings:
     require_power: bool = False
     #: both arms run the candidate: an A/A calibration run (``--skill-eval-aa``)
     aa: bool = False
+    #: ``--skill-eval-stop``: off, curtail or sequential (with trials)
+    stop: str = "off"
 
     @property
     def rules(self) -> DecisionRules:
@@ -90,7 +92,7 @@ def run_settings(config: pytest.Config, worker_seed: str | None = None) -> RunSe
                        _default_provider_timeout() if timeout is None else timeout, reruns, jobs,
                        _default_repeat_limit() if repeats is None else int(repeats),
                        adjust or ADJUST_CHOICES[0], DEFAULT_MIN_EFFECT if min_effect is None else min_effect,
-                       _flag(config, "skill_eval_require_power"), _flag(config, "skill_eval_aa"))
+                       _flag(config, "skill_eval_require_power"), _flag(config, "skill_eval_aa"), stop_mode(config))
 
 
 def _choice(config: pytest.Config, ini: str, option: str, choices: tuple[str, ...]) -> str | None:
@@ -109,6 +111,20 @@ def _flag(config: pytest.Config, ini: str) -> bool:
     """A store-true option, else its ini setting (a bool)."""
     given = config.getoption(ini)
     return bool(config.getini(ini)) if given is None else bool(given)
+
+
+STOP_MODES = ("off", "curtail", "sequential")
+
+
+def stop_mode(config: pytest.Config) -> str:
+    """``--skill-eval-stop`` (pytest checks its choices), else the ini setting, else ``off``."""
+    mode = config.getoption("skill_eval_stop")
+    if mode is not None:
+        return str(mode)
+    raw = str(config.getini("skill_eval_stop") or "").strip()
+    if raw and raw not in STOP_MODES:
+        raise pytest.UsageError(f"skill_eval_stop expects one of {', '.join(STOP_MODES)}, found {raw!r}")
+    return raw or "off"
 
 
 def _value(config: pytest.Config, ini: str, option: str, parse: Callable[[str], float]) -> float | None:

@@ -26,19 +26,19 @@ from pytest_skill_eval.errors import EvidenceError, SkillEvalError
 from pytest_skill_eval.evidence import layout, records, safe_io, store, trees
 from pytest_skill_eval.evidence.locate import regrade_files, regrade_time, resolve_result
 from pytest_skill_eval.evidence.reader import load_tree, parse_aggregate, parse_grade, read_checked
+from pytest_skill_eval.evidence.reuse_records import parse_reuse, reuse_text
+from pytest_skill_eval.evidence.stop_records import StoppingRecord, parse_stopping
 from pytest_skill_eval.grading.aggregate import TrialGrade
 from pytest_skill_eval.grading.results import GroupGrade
 from pytest_skill_eval.paths import shown
+from pytest_skill_eval.render.diffs import FileDiff, diff_files, diff_trees
 from pytest_skill_eval.render.html import (
     STDERR_SHOWN,
-    FileDiff,
     Report,
     ReportGroup,
     ReportVariant,
     ResourceFile,
     assistant_steps,
-    diff_files,
-    diff_trees,
     render_report,
 )
 from pytest_skill_eval.safe_text import escape_path
@@ -293,12 +293,19 @@ def _group(gdir: Path, result_dir: Path, summary: records.ResultRecord | None = 
             problems.append(str(exc))
     trials = record.trials if isinstance(record, records.GroupRecord) else None
     aggregate: TrialGrade | None = None
+    stopping: StoppingRecord | None = None
+    reuse_path = gdir / layout.REUSE_FILE
+    reuse, found_reuse = read_checked(reuse_path, parse_reuse, shown(reuse_path, result_dir), root=result_dir)
+    problems += found_reuse
     runs_dir = gdir
     if trials is not None:
         # a group run with trials: the aggregate, and trial 1 in full (the others are in trials/)
         aggregate_path = records.grade_file(gdir, cast(records.GroupRecord, record))
         aggregate, found = read_checked(aggregate_path, parse_aggregate, shown(aggregate_path, result_dir),
                                         root=result_dir)
+        problems += found
+        stopping_path = gdir / layout.STOPPING_FILE
+        stopping, found = read_checked(stopping_path, parse_stopping, shown(stopping_path, result_dir), root=result_dir)
         problems += found
         runs_dir = layout.trial_dir(gdir, 1)
         grade_path = layout.trial_grade_file(runs_dir)
@@ -332,7 +339,8 @@ def _group(gdir: Path, result_dir: Path, summary: records.ResultRecord | None = 
                        identical=None if summary is not None and summary.decision is not None and summary.decision.aa
                        else identical_inputs_advice(gdir), trials=every_trial,
                        outcome=outcome or (_outcome(gdir, summary, result_dir) if record is not None else None),
-                       decisions=decided, lost_runs=lost)
+                       decisions=decided, lost_runs=lost, stopping=stopping,
+                       reuse=reuse_text(reuse) if reuse is not None else None)
 
 
 def load_report(result_dir: Path, *, now: datetime | None = None, outcomes: Mapping[int, str] | None = None) -> Report:

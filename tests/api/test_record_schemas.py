@@ -21,6 +21,7 @@ import pytest
 
 from pytest_skill_eval import codec
 from pytest_skill_eval.evidence import records
+from pytest_skill_eval.evidence.stop_records import StoppingRecord
 from pytest_skill_eval.grading.aggregate import ComparisonRate, ExpectationRate, TrialGrade
 from pytest_skill_eval.grading.results import GradeError, GroupGrade
 
@@ -49,9 +50,11 @@ RECORDS: dict[str, tuple[type, ...]] = {
     "evidence-fingerprints": (records.FingerprintsRecord,),
     "evidence-manifest": (records.ManifestRecord,),
     "evidence-grade": (GroupGrade,),
+    "evidence-stopping": (StoppingRecord,),
 }
-#: schemas of files no record reads (``merge.json`` is written and read as plain JSON by ``skill-eval merge``)
-NO_RECORD = {"evidence-merge", "evidence-aggregate"}
+#: schemas of files no record reads (``merge.json`` is written and read as plain JSON by ``skill-eval merge``,
+#: and ``reuse.json``, read as plain JSON by ``evidence/reuse_records``)
+NO_RECORD = {"evidence-merge", "evidence-aggregate", "evidence-reuse"}
 
 
 def _resolve(schema: Mapping[str, Any], root: Mapping[str, Any]) -> tuple[Mapping[str, Any], Mapping[str, Any]]:

@@ -108,6 +108,20 @@ def test_every_conflict_is_reported_at_once(tmp_path: Path, monkeypatch: pytest.
     assert f"settings differ: --skill-eval-seed is None in {one}, '7' in {other}" in err
 
 
+def test_shards_with_different_stop_rules_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    one, other = write_shard(tmp_path / "a", 1, 2), write_shard(tmp_path / "b", 2, 2)
+    summary = json.loads((other / "result.json").read_text())
+    summary["provenance"] = {
+        "versions": {"pytest-skill-eval": "0.1.0", "python": "3", "pytest": "9"}, "hosts": [], "selection": {},
+        "fail_on": "candidate", "trials": 1, "seed": "s", "pass_rate": 1.0, "alpha": 0.05, "provider_timeout_s": 1.0,
+        "rerun_infra": 0, "argv": [], "rerun_of": None, "stop": "curtail"}
+    (other / "result.json").write_text(json.dumps(summary))
+    assert merge_cli(tmp_path, one, other, monkeypatch=monkeypatch) == 4
+    assert (f"settings differ: --skill-eval-stop is 'off' in {one}, 'curtail' in {other}"
+            in _refused(capsys, tmp_path))
+
+
 def test_shard_counts_must_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                  capsys: pytest.CaptureFixture[str]) -> None:
     one, two = write_shard(tmp_path / "a", 1, 2), write_shard(tmp_path / "b", 2, 3)
