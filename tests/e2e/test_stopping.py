@@ -59,6 +59,10 @@ def test_curtail_gives_the_full_runs_verdicts_with_fewer_trials(trials_suite: Pa
     assert [c["trial"] for c in stopping["checks"]] == list(range(1, ran + 1))
     assert _verdicts(full_dir, float(pass_rate)) == _verdicts(cut_dir, float(pass_rate))
     assert _json(cut_dir / "group.json")["trials"] == {"planned": 12, "ran": ran}
+    # trials a stop rule did not run are not missing data: the comparison is decided over those that ran
+    decided = {c["comparison"]: c for c in _json(second / "result.json")["decision"]["comparisons"]}
+    assert decided["reads-skill"]["decision"] != "indecisive" and decided["reads-skill"]["coverage"] == 1.0
+    assert decided["reads-skill"]["planned"] == ran
     assert sorted(p.name for p in (cut_dir / "trials").iterdir()) == [f"{n:03d}" for n in range(1, ran + 1)]
     # the trials that ran are the full run's first trials, draw for draw
     for number in range(1, ran + 1):
