@@ -56,6 +56,9 @@ JUNIT_TIME = re.compile(r'\b(time|timestamp|hostname)="[^"]*"')
 #: token counts follow the scratch paths' length (see above): the usage properties' numbers
 JUNIT_USAGE = re.compile(r'(name="skill_eval\.usage\.[^"]*" value=")\d+(")')
 PYTEST_DURATION = re.compile(r"\bin \d+(?:\.\d+)?s\b")
+#: pytest pads its section lines with ``=`` to the terminal width around a text whose
+#: length (a duration) varies
+PYTEST_RULE = re.compile(r"^=+ (.*?) =+$", re.MULTILINE)
 #: numbers of three digits or more in the terminal output are token counts (positions and
 #: trial counts are smaller)
 PYTEST_COUNT = re.compile(r"\b\d{3,}\b")
@@ -246,7 +249,7 @@ def _terminal(stdout: str, root: str, paths: list[tuple[str, str]]) -> str:
     differs between two runs of the same code: its header, the live progress, durations,
     token counts."""
     lines = [line for line in stdout.splitlines() if not line.startswith(PYTEST_VOLATILE)]
-    text = PYTEST_DURATION.sub("in <time>", _normalise_text("\n".join(lines), root))
+    text = PYTEST_RULE.sub(r"== \1 ==", PYTEST_DURATION.sub("in <time>", _normalise_text("\n".join(lines), root)))
     return PYTEST_COUNT.sub("<n>", _placed(text, paths))
 
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Literal, cast
 
 from pytest_skill_eval.errors import EvidenceError
 from pytest_skill_eval.evidence import layout, records, store
-from pytest_skill_eval.evidence.reader import read_aggregate, read_grade, read_group, read_group_usage, read_record
+from pytest_skill_eval.evidence.reader import read_group, read_group_grade, read_group_usage, read_record
 from pytest_skill_eval.evidence.records import (
     BatchState,
     DefinitionRecord,
@@ -101,8 +101,7 @@ def _persisted_entry(gdir: Path, interrupted: bool) -> ResultGroup:
     grade_path = records.grade_file(gdir, group)
     trial_count = group.trials if isinstance(group, GroupRecord) else None
     if group.grade_state is not None and grade_path.is_file():
-        grade = read_aggregate(grade_path) if trial_count is not None else read_grade(grade_path)
-        comparisons = {c.id: c.transition for c in grade.comparisons}
+        comparisons = {c.id: c.transition for c in read_group_grade(gdir, group).comparisons}
     return ResultGroup(
         dir=gdir.name, id=group.id, position=group.position, state=group.state, reason=None,
         grade_state=group.grade_state, variants={n: v.state for n, v in group.variants.items()},
