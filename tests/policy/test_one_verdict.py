@@ -1,0 +1,114 @@
+"""One verdict and one grade reader for N >= 1 trials (issue 31 §1).
+
+A single run is judged over its ``grade.json`` and a run with trials over its
+``aggregate.json``, by the same :class:`~pytest_skill_eval.policy.Verdict` type through the
+same :func:`~pytest_skill_eval.policy.judge`; which document is read is the group record's
+choice, never the file's.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from pytest_skill_eval import policy
+from pytest_skill_eval.errors import EvidenceError, MalformedGrade
+from pytest_skill_eval.evidence.reader import parse_grade, read_group_grade
+from pytest_skill_eval.evidence.records import parse_group
+from pytest_skill_eval.grading.aggregate import Trial, TrialGrade, aggregate
+from pytest_skill_eval.grading.results import GroupGrade
+
+EXPECTATIONS: list[dict[str, Any]] = [
+    {"id": "b", "kind": "response-text", "variant": "baseline", "status": "fail", "expected": "b expected",
+     "observed": "b observed", "locations": [], "error": None},
+    {"id": "c", "kind": "response-text", "variant": "candidate", "status": "pass", "expected": "c expected",
+     "observed": "c observed", "locations": [], "error": None},
+]
+GRADE: dict[str, Any] = {"group_id": "g", "state": "graded", "expectations": EXPECTATIONS, "errors": [],
+                         "comparisons": [{"id": "cmp", "baseline": "b", "candidate": "c",
+                                          "transition": "fail-to-pass", "reason": None}]}
+
+
+def group_record(trials: int | None) -> dict[str, Any]:
+    record: dict[str, Any] = {
+        "id": "g", "position": 2, "path": "suite/g.json", "suite": None, "type": "body", "state": "complete",
+        "grade_state": "graded", "grade_file": "grade.json" if trials is None else "aggregate.json",
+        "variants": {"baseline": {"state": "complete", "reason": None}, "candidate": {"state": "complete", "reason": None}},
+        "revision_check": None, "review_questions": [], "publication_errors": [],
+    }
+    if trials is not None:
+        record["trials"] = {"planned": trials, "ran": trials}
+    return record
+
+
+def trials_of(grade: GroupGrade, n: int) -> TrialGrade:
+    return aggregate("g", n, [Trial(k, grade, {"baseline": "complete", "candidate": "complete"}) for k in range(1, n + 1)])
+
+
+def test_judge_reads_either_grade_document_into_the_one_verdict_type() -> None:
+    grade = parse_grade(GRADE, "grade.json")
+    once = policy.judge(parse_group(group_record(None), "group.json"), grade, group_dir="/g", fail_on="candidate",
+                        result_id="r")
+    over = policy.judge(parse_group(group_record(3), "group.json"), trials_of(grade, 3), group_dir="/g",
+                        fail_on="candidate", result_id="r", pass_rate=0.5, alpha=0.01)
+    assert type(once) is type(over) is policy.Verdict
+    assert once.aggregate is None and once.comparisons == grade.comparisons
+    assert once.words() == "fail-to-pass" and once.variants[0].run_dir == "/g/baseline"
+    # over trials: the aggregate's rates, each variant's evidence in every trial, the thresholds kept
+    assert over.aggregate == trials_of(grade, 3) and over.comparisons == () and over.expectations == ()
+    assert over.words() == "fail-to-pass (3 trials)" and over.variants[0].run_dir == "/g/trials/*/baseline"
+    assert (over.pass_rate, over.alpha, over.grade_state) == (0.5, 0.01, "graded")
+    assert over == policy.judge_trials(over.variants, trials_of(grade, 3), group_id="g", position=2,
+                                       group_state="complete", group_dir="/g", fail_on="candidate", pass_rate=0.5,
+                                       alpha=0.01, result_id="r")
+    # the rows both share come from one code path: the same row shape, each its own words
+    assert once.summary_row() == ("2", "complete", "complete", "cmp: fail-to-pass")
+    assert over.summary_row() == ("2", "complete", "complete", "cmp: fail-to-pass")
+    assert once.transitions() == over.transitions() == ["fail-to-pass"]
+    assert once.outcome == over.outcome == "passed"
+
+
+def test_a_single_run_reports_the_spec_rows_and_trials_add_their_counts() -> None:
+    grade = parse_grade(GRADE, "grade.json")
+    once = policy.judge(parse_group(group_record(None), "group.json"), grade, group_dir="/g", fail_on="candidate",
+                        result_id="r")
+    over = policy.judge(parse_group(group_record(4), "group.json"), trials_of(grade, 4), group_dir="/g",
+                        fail_on="candidate", result_id="r")
+    single_names = [name for name, _ in once.properties()]
+    assert "skill_eval.trials" not in single_names and "skill_eval.variant.baseline.evidence" in single_names
+    props = dict(over.properties())
+    assert props["skill_eval.trials"] == "4/4" and props["skill_eval.variant.baseline.trials"] == "4 complete"
+    assert props["skill_eval.status"] == "fail-to-pass (4 trials)"
+    assert "skill_eval.variant.baseline.evidence" not in props
+
+
+def write(path: Path, data: Any) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data), encoding="utf-8")
+
+
+def test_read_group_grade_reads_the_document_the_record_names(tmp_path: Path) -> None:
+    grade = parse_grade(GRADE, "grade.json")
+    write(tmp_path / "once" / "grade.json", GRADE)
+    write(tmp_path / "over" / "aggregate.json", trials_of(grade, 2).to_json())
+    assert read_group_grade(tmp_path / "once", parse_group(group_record(None), "group.json")) == grade
+    assert read_group_grade(tmp_path / "over", parse_group(group_record(2), "group.json")) == trials_of(grade, 2)
+
+
+def test_the_record_not_the_file_decides_what_a_grade_document_must_be(tmp_path: Path) -> None:
+    """A stored result is untrusted: an aggregate where the record names a single run's grade
+    (and a grade where it names an aggregate) is a located error, never read as the other."""
+    grade = parse_grade(GRADE, "grade.json")
+    write(tmp_path / "once" / "grade.json", trials_of(grade, 2).to_json())
+    with pytest.raises(MalformedGrade, match=r"once/grade\.json"):
+        read_group_grade(tmp_path / "once", parse_group(group_record(None), "group.json"))
+    write(tmp_path / "over" / "aggregate.json", GRADE)
+    with pytest.raises(EvidenceError, match=r"over/aggregate\.json"):
+        read_group_grade(tmp_path / "over", parse_group(group_record(2), "group.json"))
+    # a record with trials never falls back to a grade.json beside the missing aggregate
+    write(tmp_path / "none" / "grade.json", GRADE)
+    with pytest.raises(EvidenceError, match=r"none/aggregate\.json"):
+        read_group_grade(tmp_path / "none", parse_group(group_record(2), "group.json"))
