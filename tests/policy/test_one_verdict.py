@@ -8,6 +8,7 @@ choice, never the file's.
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 from typing import Any
@@ -112,3 +113,56 @@ def test_the_record_not_the_file_decides_what_a_grade_document_must_be(tmp_path:
     write(tmp_path / "none" / "grade.json", GRADE)
     with pytest.raises(EvidenceError, match=r"none/aggregate\.json"):
         read_group_grade(tmp_path / "none", parse_group(group_record(2), "group.json"))
+
+
+def mixed_trials() -> TrialGrade:
+    """Two trials: the candidate passes its check in the first and fails it in the second."""
+    fails = copy.deepcopy(GRADE)
+    fails["expectations"][1]["status"] = "fail"
+    fails["comparisons"][0]["transition"] = "fail-to-fail"
+    runs = {"baseline": "complete", "candidate": "complete"}
+    return aggregate("g", 2, [Trial(1, parse_grade(GRADE, "grade.json"), runs), Trial(2, parse_grade(fails, "grade.json"), runs)])
+
+
+def test_a_verdict_over_trials_says_everything_from_its_rates() -> None:
+    v = policy.judge(parse_group(group_record(2), "group.json"), mixed_trials(), group_dir="/g", fail_on="candidate",
+                     result_id="r")
+    assert v.outcome == "failed" and v.words() == "0/2 -> 1/2 (p=1) (2 trials)"
+    assert v.summary_row() == ("2", "complete", "complete", "cmp: 0/2 -> 1/2 (p=1)")
+    details = ["trials     2 of 2 ran", "baseline   complete [2 complete]", "candidate  complete [2 complete]",
+               "baseline   0/2 (0 %, 95 % CI 0-66 %) b (response-text)",
+               "candidate  1/2 (50 %, 95 % CI 9-91 %) [flaky] c (response-text)", "comparison cmp: 0/2 -> 1/2 (p=1)"]
+    assert v.detail_lines(indent="", reasons=False) == details
+    assert v.failure_text().splitlines() == [
+        "failed c (response-text): passed 1/2, below 100 %",
+        "group g: 0/2 -> 1/2 (p=1) (2 trials) (--skill-eval-fail-on=candidate, --skill-eval-pass-rate=1, "
+        "--skill-eval-alpha=0.05)",
+        "  evidence: /g", *("  " + line for line in details)]
+    assert v.properties() == [
+        ("skill_eval.status", "0/2 -> 1/2 (p=1) (2 trials)"), ("skill_eval.result_id", "r"),
+        ("skill_eval.position", "2"), ("skill_eval.fail_on", "candidate"), ("skill_eval.pass_rate", "1"),
+        ("skill_eval.alpha", "0.05"), ("skill_eval.trials", "2/2"), ("skill_eval.group_state", "complete"),
+        ("skill_eval.grade_state", "graded"), ("skill_eval.evidence", "/g"),
+        ("skill_eval.variant.baseline", "complete"), ("skill_eval.variant.baseline.trials", "2 complete"),
+        ("skill_eval.variant.candidate", "complete"), ("skill_eval.variant.candidate.trials", "2 complete"),
+        ("skill_eval.expectation.b", "baseline 0/2 (0 %, 95 % CI 0-66 %)"),
+        ("skill_eval.expectation.c", "candidate 1/2 (50 %, 95 % CI 9-91 %) [flaky]"),
+        ("skill_eval.comparison.cmp", "0/2 -> 1/2 (p=1)"), ("skill_eval.comparison.cmp.p_value", "1")]
+    assert [(e.name, e.outcome, e.word) for e in v.entries()] == [
+        ("variant:baseline", "passed", "complete"), ("variant:candidate", "passed", "complete"),
+        ("expectation:b", "passed", "0/2"), ("expectation:c", "failed", "1/2"),
+        ("comparison:cmp", "passed", "0/2 -> 1/2 (p=1)"), ("grade", "passed", "graded")]
+    assert v.entries()[-1].message == "graded: /g/aggregate.json"
+
+
+def test_a_verdict_over_trials_with_a_grade_error_is_an_error_that_names_it() -> None:
+    broken = copy.deepcopy(GRADE)
+    broken["state"] = "grade-error"
+    broken["errors"] = [{"scope": "group", "owner": "g", "variant": None, "message": "boom"}]
+    a = aggregate("g", 2, [Trial(1, parse_grade(broken, "grade.json"), {"baseline": "complete", "candidate": "complete"})])
+    v = policy.judge(parse_group(group_record(2), "group.json"), a, group_dir="/g", fail_on="candidate", result_id="r")
+    assert v.outcome == "error" and v.grade_state == "grade-error"
+    assert v.error_text().splitlines()[:4] == ["group g: grade-error (1 of 2 trials)", "  grade-error (group g): boom",
+                                               "  evidence: /g", "  trials     1 of 2 ran"]
+    grade = v.entries()[-1]
+    assert (grade.name, grade.outcome, grade.message) == ("grade", "error", v.error_text())
