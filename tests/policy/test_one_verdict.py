@@ -166,3 +166,17 @@ def test_a_verdict_over_trials_with_a_grade_error_is_an_error_that_names_it() ->
                                                "  evidence: /g", "  trials     1 of 2 ran"]
     grade = v.entries()[-1]
     assert (grade.name, grade.outcome, grade.message) == ("grade", "error", v.error_text())
+
+
+def test_without_comparisons_each_side_counts_its_passes_of_its_graded_checks() -> None:
+    """The same words for a single run (each check once) and over trials (each trial)."""
+    alone = {**copy.deepcopy(GRADE), "comparisons": []}
+    once = policy.judge(parse_group(group_record(None), "group.json"), parse_grade(alone, "grade.json"),
+                        group_dir="/g", fail_on="candidate", result_id="r")
+    assert once.words() == "baseline 0/1 pass, candidate 1/1 pass"
+    fails = copy.deepcopy(alone)
+    fails["expectations"][1]["status"] = "fail"
+    runs = {"baseline": "complete", "candidate": "complete"}
+    trials = aggregate("g", 3, [Trial(1, parse_grade(alone, "grade.json"), runs), Trial(2, parse_grade(fails, "grade.json"), runs)])
+    over = policy.judge(parse_group(group_record(3), "group.json"), trials, group_dir="/g", fail_on="never", result_id="r")
+    assert over.words() == "baseline 0/2 pass, candidate 1/2 pass (2 of 3 trials)"
