@@ -55,6 +55,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
@@ -184,6 +185,23 @@ def machine_info(pi_version: str, node: Path) -> dict[str, Any]:
         "loadavg_start": [round(x, 2) for x in os.getloadavg()],
         "package": package_provenance(Path(pytest_skill_eval.__file__).parent),
     }
+
+
+def byte_compile() -> dict[str, Any]:
+    """Compile the measured package's modules to bytecode first, as installing a wheel does.
+
+    An editable install or a ``git archive`` snapshot has none, and with
+    ``PYTHONDONTWRITEBYTECODE`` set (some sandboxes and CI images set it) every pytest process
+    would compile ~100 modules from source again: ~0.15 s of CPU a process that no installed
+    copy pays. ``py_compile`` writes the files whatever that variable says; Python reads them.
+    """
+    import compileall
+
+    import pytest_skill_eval
+
+    package = Path(pytest_skill_eval.__file__).parent
+    ok = bool(compileall.compile_dir(str(package), quiet=1))
+    return {"precompiled": ok, "PYTHONDONTWRITEBYTECODE": os.environ.get("PYTHONDONTWRITEBYTECODE", "")}
 
 
 def package_provenance(package: Path) -> dict[str, Any]:
@@ -359,16 +377,44 @@ class Invocation:
         data = json.loads(models.read_text(encoding="utf-8"))
         scripted = data.get("providers", {}).get("scripted")
         if scripted is not None:
+            recorded = urlsplit(scripted["baseUrl"]).port
             scripted["baseUrl"] = base_url
             models.write_text(json.dumps(data, indent=2), encoding="utf-8")
+            self._reconfine(recorded, urlsplit(base_url).port)
+
+    def _reconfine(self, recorded: int | None, port: int | None) -> None:
+        """The confinement wrapper lets pi reach the recorded stand-in's port only (a Landlock
+        ``connect`` rule, or a namespace ``bridge`` to the same port): move it."""
+        wrapper = next((i for i, arg in enumerate(self.argv) if arg.endswith("landlock.py")), None)
+        if wrapper is None or recorded is None or port is None or wrapper + 1 >= len(self.argv):
+            return
+        rules = Path(self.argv[wrapper + 1])
+        lines = rules.read_text(encoding="utf-8").splitlines()
+        def moved(line: str) -> str:
+            if line == f"connect {recorded}":
+                return f"connect {port}"
+            words = line.split(" ")
+            if words[:3] == ["bridge", str(recorded), str(recorded)]:
+                return " ".join(["bridge", str(port), str(port), *words[3:]])
+            return line
+
+        rules.write_text("".join(moved(line) + "\n" for line in lines), encoding="utf-8")
 
     def cleanup(self) -> None:
         shutil.rmtree(self.scratch, ignore_errors=True)
 
 
 def record_invocations(root: Path, record_dir: Path) -> tuple[list[Invocation], dict[str, str], PytestRun]:
-    """One untimed plugin run with the recorder: the floor's invocations and scripts."""
-    run = run_pytest(root, suite_args(), plugins=(PLUGIN, "_recorder"), env_extra={RECORD_ENV: str(record_dir)})
+    """One untimed plugin run with the recorder: the floor's invocations and scripts.
+
+    The run gets a temp directory of its own: the floor restores its scratch directories
+    under their recorded names, which name the (then ended) recording process, and any
+    evaluator starting meanwhile in the shared scratch root would sweep them as stale.
+    """
+    private_tmp = record_dir.parent / f"{record_dir.name}-tmp"
+    private_tmp.mkdir(mode=0o700, parents=True, exist_ok=True)
+    run = run_pytest(root, suite_args(), plugins=(PLUGIN, "_recorder"),
+                     env_extra={RECORD_ENV: str(record_dir), "TMPDIR": str(private_tmp)})
     invocations = [Invocation.load(d) for d in sorted(record_dir.iterdir()) if d.is_dir()]
     if not invocations:
         raise BenchError("the recording run recorded no pi invocation (did the engine stop calling run_json/run_rpc?)")
@@ -1078,6 +1124,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     host = resolve_host(progress=say)
     machine = machine_info(host.version, host.node)
+    machine["bytecode"] = byte_compile()
     work = Path(tempfile.mkdtemp(prefix="skill-eval-bench-"))
     server = ScriptedModelServer().start()
     try:

@@ -12,7 +12,9 @@ import os
 import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any, ClassVar, Literal
+
+from pytest_skill_eval.codec import Layout, meta
 
 RunState = Literal["complete", "invalid", "infrastructure-failed", "cancelled", "not-selected"]
 
@@ -95,7 +97,8 @@ def same_file(a: Mapping[str, bytes], b: Mapping[str, bytes], path: str) -> bool
 class ToolCall:
     """One tool call the subject made, with its result as the host reported it."""
 
-    turn: int
+    #: not stored: ``transcript.json`` keeps it as the enclosing turn's ``index``
+    turn: int = field(metadata=meta(parent="index"))
     id: str
     name: str
     arguments: dict[str, Any] = field(compare=False, hash=False)
@@ -109,6 +112,9 @@ class ToolCall:
 class Turn:
     """One declared user turn, from prompt to settlement."""
 
+    #: the key order of a turn in ``transcript.json``
+    STORED: ClassVar[Layout] = Layout(order=("index", "prompt", "sent", "response", "stop_reason", "error", "settled",
+                                             "tool_calls"))
     index: int
     prompt: str
     sent: str

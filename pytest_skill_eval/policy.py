@@ -22,8 +22,8 @@ of the reasons the item fails, so the XML never disagrees with the exit code.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from pytest_skill_eval.grading.results import ComparisonResult, ExpectationResult, GradeError, GroupGrade
@@ -43,16 +43,18 @@ from pytest_skill_eval.policy_terms import (
     parse_fail_on,
     stand_in_notes,
 )
-from pytest_skill_eval.usage import UNAVAILABLE, VariantUsage, cost_text, tokens_text, usage_lines, usage_properties
+from pytest_skill_eval.usage import VariantUsage, usage_lines, usage_properties
 
 if TYPE_CHECKING:
+    from pytest_skill_eval.decision import ComparisonDecision, DecisionRules
     from pytest_skill_eval.evidence.records import GroupRecord, InvalidGroupRecord
+    from pytest_skill_eval.evidence.stop_records import StoppingRecord
     from pytest_skill_eval.grading.aggregate import ComparisonRate, ExpectationRate, TrialGrade
 
 __all__ = [
     "DEFAULT_FAIL_ON", "ERROR_RUN_STATES", "FAILING_TRANSITIONS", "FAIL_ON_CHOICES", "STATUS_PROPERTY", "Entry",
     "EntryOutcome", "FailOn", "Judgement", "Outcome", "VariantState", "Verdict", "count_words", "judge",
-    "judge_trials", "one_line", "parse_fail_on", "stand_in_notes", "summary_table",
+    "judge_trials", "one_line", "parse_fail_on", "stand_in_notes",
 ]
 
 
@@ -81,12 +83,26 @@ class Verdict:
     #: the rate rules' thresholds (``--skill-eval-pass-rate``, ``--skill-eval-alpha``), over trials
     pass_rate: float = 1.0
     alpha: float = 0.05
+    #: over trials: each comparison's decision by id (``decision_cases.decided``); without them the
+    #: regression policy falls back to Fisher's unadjusted p-value below alpha
+    decisions: Mapping[str, ComparisonDecision] = field(default_factory=dict)
+    rules: DecisionRules | None = None
+    #: ``--skill-eval-require-power``: an underpowered or indecisive comparison is an error
+    require_power: bool = False
+    #: over trials: what ``--skill-eval-stop`` looked at and why the trials ended (``stopping.json``)
+    stopping: StoppingRecord | None = None
 
     # -- policy ----------------------------------------------------------------
     @property
     def error(self) -> bool:
         bad_run = any(v.state in ERROR_RUN_STATES for v in self.variants)
-        return bad_run or bool(self.grade_errors) or self.grade_state == "grade-error"
+        unsettled = self.require_power and bool(self.unsettled)
+        return bad_run or bool(self.grade_errors) or self.grade_state == "grade-error" or unsettled
+
+    @property
+    def unsettled(self) -> tuple[ComparisonDecision, ...]:
+        """The comparisons decided underpowered or indecisive (over trials: a single run has no decisions)."""
+        return tuple(d for d in self.decisions.values() if d.decision in ("underpowered", "indecisive"))
 
     def expectation_fails_item(self, e: ExpectationResult | ExpectationRate) -> bool:
         if not isinstance(e, ExpectationResult):
@@ -107,7 +123,7 @@ class Verdict:
         if not isinstance(c, ComparisonResult):
             from pytest_skill_eval import trial_policy
 
-            return trial_policy.comparison_fails(c, self.fail_on, self.alpha)
+            return trial_policy.comparison_fails(self, c)
         if self.fail_on in ("candidate", "any"):
             return c.transition in FAILING_TRANSITIONS
         if self.fail_on == "regression":
@@ -139,11 +155,14 @@ class Verdict:
         """What happened, for the status column: ``fail-to-pass``, ``invalid``, ``candidate 2/3 pass``;
         over several trials followed by how many ran: ``pass-to-pass (10 trials)``."""
         a = self.aggregate
-        suffix = "" if a is None else f" ({a.ran} trials)" if a.ran == a.planned else f" ({a.ran} of {a.planned} trials)"
+        if a is not None:
+            from pytest_skill_eval.trial_policy import trials_text
+        suffix = "" if a is None else f" ({trials_text(self, a)})"
         if self.error:
             problems = [v.state for v in self.variants if v.state in ERROR_RUN_STATES]
             if self.grade_errors or self.grade_state == "grade-error":
                 problems.append("grade-error")
+            problems += [d.decision for d in self.unsettled] if self.require_power else []
             return ", ".join(dict.fromkeys(problems)) + suffix
         not_selected = [v.name for v in self.variants if v.state == "not-selected"]
         comparisons, expectations = self._graded()
@@ -165,7 +184,11 @@ class Verdict:
     def summary_row(self) -> tuple[str, str, str, str]:
         """Position, baseline state, candidate state and comparisons, for the summary table."""
         states = {v.name: v.state for v in self.variants}
-        comparisons = ", ".join(f"{c.id}: {_comparison_word(c)}" for c in self._graded()[0]) or "-"
+        comparisons = ", ".join(f"{c.id}: {c.transition}" for c in self.comparisons) or "-"
+        if self.aggregate is not None:
+            from pytest_skill_eval.trial_policy import summary_comparisons
+
+            comparisons = summary_comparisons(self, self.aggregate)
         return str(self.position), states.get("baseline", "-"), states.get("candidate", "-"), comparisons
 
     def transitions(self) -> list[str]:
@@ -185,7 +208,7 @@ class Verdict:
             from pytest_skill_eval import trial_policy
 
             props += [("skill_eval.pass_rate", f"{self.pass_rate:g}"), ("skill_eval.alpha", f"{self.alpha:g}"),
-                      ("skill_eval.trials", f"{a.ran}/{a.planned}")]
+                      ("skill_eval.trials", f"{a.ran}/{a.planned}"), *trial_policy.stopping_properties(self)]
         props += [
             ("skill_eval.group_state", self.group_state),
             ("skill_eval.grade_state", self.grade_state),
@@ -196,7 +219,7 @@ class Verdict:
             props.append((f"skill_eval.variant.{v.name}.trials", trial_policy.variant_trials(a, v.name)) if a is not None
                          else (f"skill_eval.variant.{v.name}.evidence", v.run_dir))
         if a is not None:
-            props += trial_policy.properties(a)
+            props += trial_policy.properties(self, a)
         props += [(f"skill_eval.expectation.{e.id}", f"{e.variant} {e.status}") for e in self.expectations]
         props += [(f"skill_eval.comparison.{c.id}", c.transition) for c in self.comparisons]
         if self.usage is not None:
@@ -413,21 +436,13 @@ def _tally(expectations: Iterable[ExpectationResult | ExpectationRate]) -> tuple
     return passes, graded
 
 
-def _comparison_word(c: ComparisonResult | ComparisonRate) -> str:
-    """A comparison in the summary table: its transition, over trials with its flags."""
-    if isinstance(c, ComparisonResult):
-        return c.transition
-    from pytest_skill_eval.trial_policy import comparison_text
-
-    return comparison_text(c)
-
-
 def judge(group: GroupRecord | InvalidGroupRecord, grade: GroupGrade | TrialGrade, *, group_dir: str,
           fail_on: FailOn, result_id: str, notes: Sequence[tuple[str, int, str]] = (), pass_rate: float = 1.0,
-          alpha: float = 0.05) -> Verdict:
+          alpha: float = 0.05, stopping: StoppingRecord | None = None) -> Verdict:
     """Judge one group from its persisted ``group.json`` and the grade document it names: a
     single run's ``grade.json``, or the ``aggregate.json`` over its trials (judged by the rate
-    rules with *pass_rate* and *alpha*; each variant's evidence is then in every trial).
+    rules with *pass_rate* and *alpha*; each variant's evidence is then in every trial; *stopping*:
+    its ``stopping.json``).
 
     *notes* (see :func:`stand_in_notes`) only add to the failure and error texts.
     """
@@ -438,7 +453,7 @@ def judge(group: GroupRecord | InvalidGroupRecord, grade: GroupGrade | TrialGrad
                          for name, v in group.variants.items())
         return judge_trials(variants, grade, group_id=str(group.id), position=group.position,
                             group_state=group.state, group_dir=group_dir, fail_on=fail_on, pass_rate=pass_rate,
-                            alpha=alpha, result_id=result_id, usage=getattr(group, "usage", None))
+                            alpha=alpha, result_id=result_id, usage=getattr(group, "usage", None), stopping=stopping)
     return Verdict(
         result_id=result_id,
         group_id=str(group.id),
@@ -458,38 +473,9 @@ def judge(group: GroupRecord | InvalidGroupRecord, grade: GroupGrade | TrialGrad
 
 def judge_trials(variants: tuple[VariantState, ...], aggregate: TrialGrade, *, group_id: str, position: int,
                  group_state: str, group_dir: str, fail_on: FailOn, pass_rate: float, alpha: float,
-                 result_id: str, usage: VariantUsage | None = None) -> Verdict:
+                 result_id: str, usage: VariantUsage | None = None, stopping: StoppingRecord | None = None) -> Verdict:
     """The verdict over several trials: *aggregate* judged by the rate rules (:mod:`.trial_policy`)."""
     return Verdict(result_id=result_id, group_id=group_id, position=position, group_state=group_state,
                    grade_state=aggregate.state, group_dir=group_dir, fail_on=fail_on, variants=variants,
                    expectations=(), comparisons=(), grade_errors=(), usage=usage, aggregate=aggregate,
-                   pass_rate=pass_rate, alpha=alpha)
-
-
-def summary_table(rows: Sequence[tuple[str, str, Judgement | None]]) -> list[str]:
-    """The terminal summary: one row per group (node id, pytest outcome, verdict)."""
-    header = ("#", "group", "outcome", "baseline", "candidate", "tokens", "cost", "comparisons")
-    body: list[tuple[str, ...]] = []
-    overall = VariantUsage()
-    for nodeid, outcome, verdict in rows:
-        if verdict is None:
-            body.append(("", nodeid, outcome, "-", "-", "-", "-", "-"))
-            continue
-        position, baseline, candidate, comparisons = verdict.summary_row()
-        usage = verdict.usage
-        if usage is not None:
-            overall = overall + usage
-        tokens = tokens_text(usage.total) if usage is not None else UNAVAILABLE
-        cost = cost_text(usage.total) if usage is not None else UNAVAILABLE
-        body.append((position, nodeid, outcome, baseline, candidate, tokens, cost, comparisons))
-    body.append(("", "total", "", "", "", tokens_text(overall.total), cost_text(overall.total), ""))
-    body = [tuple(one_line(cell) for cell in row) for row in body]  # escaped before the widths are measured
-    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header) - 1)]
-    lines = []
-    for row in [header, *body]:
-        cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
-        lines.append("  ".join([*cells, row[-1]]).rstrip())
-    transitions = count_words(t for _n, _o, v in rows if v for t in v.transitions())
-    if transitions:
-        lines.append(f"transitions: {transitions}")
-    return lines
+                   pass_rate=pass_rate, alpha=alpha, stopping=stopping)

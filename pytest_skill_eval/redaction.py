@@ -20,13 +20,16 @@ ordinary text everywhere (``true``, ``1``, ``00000000``) and corrupt evidence.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 MARKER = "<redacted>"
+
+_T = TypeVar("_T")
 MIN_SECRET_BYTES = 8
 MIN_DISTINCT_CHARS = 4
 #: shortest unfinished secret prefix cut from the end of a partial-message snapshot
@@ -148,6 +151,43 @@ class Redactor:
                 out[clean_key] = clean
                 total += nk + n
             return out, total
+        return value, 0
+
+    def record(self, value: _T) -> tuple[_T, int]:
+        """A record (a frozen dataclass, nested records, tuples, mappings) with every string
+        and mapping key in it redacted, as :meth:`json` redacts its stored form; the record
+        itself when nothing was replaced."""
+        if self._pattern is None:
+            return value, 0
+        clean: _T
+        clean, n = self._walk(value)
+        return clean, n
+
+    def _walk(self, value: Any) -> Any:
+        if isinstance(value, str):
+            return self.text(value)
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            changes, total = {}, 0
+            for f in dataclasses.fields(value):
+                clean, n = self._walk(getattr(value, f.name))
+                if n:
+                    changes[f.name], total = clean, total + n
+            return (dataclasses.replace(value, **changes) if changes else value), total
+        if isinstance(value, tuple | list):
+            total, items = 0, []
+            for item in value:
+                clean, n = self._walk(item)
+                items.append(clean)
+                total += n
+            return ((tuple(items) if isinstance(value, tuple) else items) if total else value), total
+        if isinstance(value, Mapping):
+            total, out = 0, {}
+            for key, item in value.items():
+                clean_key, nk = self.text(key) if isinstance(key, str) else (key, 0)
+                clean, n = self._walk(item)
+                out[clean_key] = clean
+                total += nk + n
+            return (out if total else value), total
         return value, 0
 
     def deltas(self, pieces: list[str]) -> tuple[list[str], int]:

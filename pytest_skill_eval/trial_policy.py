@@ -10,17 +10,33 @@ A group run with ``--skill-eval-trials N`` (N > 1) is judged by the same
   and single grade errors are counted and shown, never failures.
 - ``--skill-eval-fail-on candidate`` (default): a candidate expectation whose pass rate is
   below ``--skill-eval-pass-rate`` (default 1.0) fails the item; ``regression``: a
-  comparison whose candidate rate is lower than its baseline rate with Fisher's exact
-  p-value below ``--skill-eval-alpha`` (default 0.05); ``any``: any expectation below the
-  pass rate; ``never``: nothing.
+  comparison decided ``worse``: the candidate's rate lower, Fisher's exact p-value adjusted
+  over the run's comparisons (``--skill-eval-adjust``, Holm by default) at most
+  ``--skill-eval-alpha`` (default 0.05), whatever the comparisons of groups not yet judged
+  show (:func:`~pytest_skill_eval.decision_cases.comparison_bound`); ``any``: any expectation
+  below the pass rate; ``never``: nothing.
+- Each comparison's decision (better, worse, no detectable difference, underpowered,
+  indecisive) is in the status words; with ``--skill-eval-require-power`` an underpowered
+  or indecisive comparison makes the item an error.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Protocol
 
+from pytest_skill_eval.decision import ComparisonDecision, DecisionRules
+from pytest_skill_eval.evidence.stop_records import StoppingRecord, stopping_text
 from pytest_skill_eval.grading.aggregate import ComparisonRate, ExpectationRate, TrialGrade
-from pytest_skill_eval.policy_terms import ERROR_RUN_STATES, Entry, EntryOutcome, FailOn, VariantState, one_line
+from pytest_skill_eval.policy_terms import (
+    ERROR_RUN_STATES,
+    Entry,
+    EntryOutcome,
+    FailOn,
+    VariantState,
+    count_words,
+    one_line,
+)
 from pytest_skill_eval.usage import VariantUsage, usage_lines
 
 
@@ -69,6 +85,16 @@ class RatedVerdict(Protocol):
     @property
     def usage(self) -> VariantUsage | None: ...
     @property
+    def decisions(self) -> Mapping[str, ComparisonDecision]: ...
+    @property
+    def rules(self) -> DecisionRules | None: ...
+    @property
+    def require_power(self) -> bool: ...
+    @property
+    def stopping(self) -> StoppingRecord | None: ...
+    @property
+    def unsettled(self) -> tuple[ComparisonDecision, ...]: ...
+    @property
     def failing(self) -> tuple[object, ...]: ...
     def words(self) -> str: ...
 
@@ -82,38 +108,81 @@ def expectation_fails(e: ExpectationRate, fail_on: FailOn, pass_rate: float) -> 
     return e.rate < pass_rate
 
 
-def comparison_fails(c: ComparisonRate, fail_on: FailOn, alpha: float) -> bool:
-    if fail_on != "regression":
+def comparison_fails(v: RatedVerdict, c: ComparisonRate) -> bool:
+    if v.fail_on != "regression":
         return False
+    sequential = v.stopping.sequential_decision(c.id) if v.stopping is not None else None
+    if sequential is not None:
+        # under the sequential design a comparison is judged by its boundaries, not by a fixed-N test
+        return sequential == "worse"
+    decided = v.decisions.get(c.id)
+    if decided is not None:
+        return decided.decision == "worse"
     p = c.p_value
-    return bool(c.regressed) and p is not None and p < alpha
+    return bool(c.regressed) and p is not None and p < v.alpha
 
 
 # -- words ---------------------------------------------------------------------
+def trials_text(v: RatedVerdict, a: TrialGrade) -> str:
+    """``10 trials``, ``4 of 10 trials, stopped by curtail``, then runs lost and the decisions."""
+    if v.stopping is not None and v.stopping.stopped:
+        text = f"{a.ran} of {a.planned} trials, stopped by {v.stopping.mode}"
+    else:
+        text = f"{a.ran} trials" if a.ran == a.planned else f"{a.ran} of {a.planned} trials"
+    # runs lost to the provider (or invalid): the variant is still complete, so say it here
+    lost = sum(n for states in a.runs.values() for state, n in states.items()
+               if state not in ("complete", "not-selected"))
+    if lost:
+        text += f"; {lost} run{'s' if lost != 1 else ''} lost"
+    decided = count_words(d.decision for d in v.decisions.values())
+    return f"{text}; {decided}" if decided else text
+
+
+def decision_line(v: RatedVerdict, c: ComparisonRate) -> str | None:
+    decided = v.decisions.get(c.id)
+    return decided.line(v.rules) if decided is not None and v.rules is not None else None
+
+
 def variant_trials(a: TrialGrade, name: str) -> str:
     """``3 complete, 1 invalid``: the states one variant's trials ended in."""
     return ", ".join(f"{n} {state}" for state, n in a.runs.get(name, {}).items())
 
 
-def properties(a: TrialGrade) -> list[tuple[str, str]]:
-    """The item properties of the rates: each expectation's, each comparison's and its p-value."""
+def stopping_properties(v: RatedVerdict) -> list[tuple[str, str]]:
+    return [("skill_eval.stopping", stopping_text(v.stopping))] if v.stopping is not None else []
+
+
+def properties(v: RatedVerdict, a: TrialGrade) -> list[tuple[str, str]]:
+    """The item properties of the rates: each expectation's, each comparison's, its p-value and decision."""
     props = [(f"skill_eval.expectation.{e.id}", f"{e.variant} {rate_text(e)}") for e in a.expectations]
     for c in a.comparisons:
         props.append((f"skill_eval.comparison.{c.id}", comparison_text(c)))
         if c.p_value is not None:
             props.append((f"skill_eval.comparison.{c.id}.p_value", f"{c.p_value:.4g}"))
+        line = decision_line(v, c)
+        if line is not None:
+            props.append((f"skill_eval.comparison.{c.id}.decision", line))
     return props
+
+
+def summary_comparisons(v: RatedVerdict, a: TrialGrade) -> str:
+    """The comparisons column of the summary table: each comparison's transition and flags, and the stopping."""
+    comparisons = ", ".join(f"{c.id}: {comparison_text(c)}" for c in a.comparisons) or "-"
+    return comparisons + (f"; {stopping_text(v.stopping)}" if v.stopping is not None else "")
 
 
 def detail_lines(v: RatedVerdict, a: TrialGrade, indent: str = "  ", *, reasons: bool = True) -> list[str]:
     lines = [f"{indent}trials     {a.ran} of {a.planned} ran"]
+    if v.stopping is not None:
+        lines.append(f"{indent}stopping   {one_line(stopping_text(v.stopping))}")
     for s in v.variants:
         reason = f" ({one_line(s.reason)})" if reasons and s.reason and s.state != "not-selected" else ""
         lines.append(f"{indent}{s.name:<10} {s.state}{reason} [{variant_trials(a, s.name)}]")
     for e in a.expectations:
         lines.append(f"{indent}{e.variant:<10} {rate_text(e)} {e.id} ({e.kind})")
     for c in a.comparisons:
-        lines.append(f"{indent}comparison {c.id}: {comparison_text(c)}")
+        line = decision_line(v, c)
+        lines.append(f"{indent}comparison {c.id}: {comparison_text(c)}" + (f"; {line}" if line else ""))
     if v.usage is not None:
         lines += usage_lines(v.usage, indent)
     return lines
@@ -122,8 +191,12 @@ def detail_lines(v: RatedVerdict, a: TrialGrade, indent: str = "  ", *, reasons:
 def headline(v: RatedVerdict) -> str:
     parts = []
     for item in v.failing:
-        if isinstance(item, ComparisonRate):
-            parts.append(f"comparison {item.id}: {item.transition} (p < {v.alpha:g})")
+        if isinstance(item, ComparisonRate) and v.stopping is not None and v.stopping.sequential_decision(item.id):
+            parts.append(f"comparison {item.id}: {item.transition} (candidate worse by the sequential design)")
+        elif isinstance(item, ComparisonRate):
+            line = decision_line(v, item)
+            parts.append(f"comparison {item.id}: {line}" if line else
+                         f"comparison {item.id}: {item.transition} (p < {v.alpha:g})")
         elif isinstance(item, ExpectationRate):
             parts.append(f"{'' if item.variant == 'candidate' else item.variant + ' '}{item.id} ({item.kind}): "
                          f"passed {item.counts()}, below {percent(v.pass_rate)}")
@@ -148,6 +221,10 @@ def error_text(v: RatedVerdict, a: TrialGrade) -> str:
     for err in a.errors:
         owner = f" {err.owner}" if err.owner else ""
         lines.append(f"  grade-error ({err.scope}{one_line(owner)}): {one_line(err.message)}")
+    if v.require_power and v.rules is not None:
+        for d in v.unsettled:
+            comparison = d.evidence.id.rpartition("/")[2]
+            lines.append(f"  comparison {comparison}: {d.line(v.rules)} (an error under --skill-eval-require-power)")
     lines += [f"  evidence: {v.group_dir}", *detail_lines(v, a, reasons=False)]
     return "\n".join(lines)
 
@@ -175,8 +252,12 @@ def entries(v: RatedVerdict, a: TrialGrade) -> tuple[Entry, ...]:
     for c in a.comparisons:
         props = base + (("skill_eval.transition", c.transition),
                         ("skill_eval.p_value", "" if c.p_value is None else f"{c.p_value:.4g}"))
-        message = f"comparison {c.id}: {comparison_text(c)}"
-        outcome = ("failed" if comparison_fails(c, v.fail_on, v.alpha) else
+        line = decision_line(v, c)
+        if line is not None:
+            props += (("skill_eval.decision", line),)
+        message = f"comparison {c.id}: {comparison_text(c)}" + (f"; {line}" if line else "")
+        unsettled = v.require_power and v.decisions.get(c.id) in v.unsettled
+        outcome = ("failed" if comparison_fails(v, c) else "error" if unsettled else
                    "skipped" if c.transition == "not-comparable" else "passed")
         found.append(Entry(f"comparison:{c.id}", outcome, c.transition, message, props))
     grade_props = base + (("skill_eval.grade_state", v.grade_state), ("skill_eval.evidence", v.group_dir))

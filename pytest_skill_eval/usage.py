@@ -34,8 +34,10 @@ mistaken for a complete one.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+from pytest_skill_eval.codec import Layout, Stored, meta
 
 __all__ = ["UNAVAILABLE", "Usage", "VariantUsage", "breakdown_text", "cost_text", "message_usage", "money",
            "tokens_text", "total", "usage_lines", "usage_properties", "usage_text"]
@@ -54,6 +56,10 @@ def _float(value: Any) -> float | None:
     return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
+def _count(value: Any) -> int:
+    return _int(value) or 0
+
+
 def _add(a: int | None, b: int | None) -> int | None:
     return b if a is None else a if b is None else a + b
 
@@ -63,23 +69,25 @@ def _add_cost(a: float | None, b: float | None) -> float | None:
 
 
 @dataclass(frozen=True, slots=True)
-class Usage:
+class Usage(Stored):
     """Token usage and cost of some assistant messages; ``None``: no message reported it."""
 
-    input: int | None = None
-    output: int | None = None
-    cache_read: int | None = None
-    cache_write: int | None = None
-    total_tokens: int | None = None
-    cost: float | None = None
+    # read leniently: also the shape evidence had before "unavailable" existed (numbers, 0
+    # for anything unreported, no message counts) is taken as it was written
+    input: int | None = field(default=None, metadata=meta(read=_int))
+    output: int | None = field(default=None, metadata=meta(read=_int))
+    cache_read: int | None = field(default=None, metadata=meta(key="cacheRead", read=_int))
+    cache_write: int | None = field(default=None, metadata=meta(key="cacheWrite", read=_int))
+    total_tokens: int | None = field(default=None, metadata=meta(key="totalTokens", read=_int))
+    cost: float | None = field(default=None, metadata=meta(read=_float))
     #: reasoning tokens (a part of ``output``)
-    reasoning: int | None = None
+    reasoning: int | None = field(default=None, metadata=meta(read=_int))
     #: assistant messages counted
-    messages: int = 0
+    messages: int = field(default=0, metadata=meta(read=_count))
     #: of those, how many reported no tokens (their tokens are not in the sums)
-    messages_without_tokens: int = 0
+    messages_without_tokens: int = field(default=0, metadata=meta(key="messagesWithoutTokens", read=_count))
     #: of those, how many reported no cost (their cost is not in :attr:`cost`)
-    messages_without_cost: int = 0
+    messages_without_cost: int = field(default=0, metadata=meta(key="messagesWithoutCost", read=_count))
 
     @property
     def tokens_reported(self) -> bool:
@@ -94,22 +102,6 @@ class Usage:
             self.messages_without_tokens + other.messages_without_tokens,
             self.messages_without_cost + other.messages_without_cost,
         )
-
-    def to_json(self) -> dict[str, Any]:
-        return {"input": self.input, "output": self.output, "cacheRead": self.cache_read,
-                "cacheWrite": self.cache_write, "totalTokens": self.total_tokens, "cost": self.cost,
-                "reasoning": self.reasoning, "messages": self.messages,
-                "messagesWithoutTokens": self.messages_without_tokens,
-                "messagesWithoutCost": self.messages_without_cost}
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> Usage:
-        """Also reads the shape evidence had before "unavailable" existed (numbers, 0 for
-        anything unreported, no message counts): it is taken as it was written."""
-        return cls(_int(d.get("input")), _int(d.get("output")), _int(d.get("cacheRead")), _int(d.get("cacheWrite")),
-                   _int(d.get("totalTokens")), _float(d.get("cost")), _int(d.get("reasoning")),
-                   _int(d.get("messages")) or 0, _int(d.get("messagesWithoutTokens")) or 0,
-                   _int(d.get("messagesWithoutCost")) or 0)
 
 
 def message_usage(usage: Any) -> Usage:
@@ -140,13 +132,15 @@ def total(usages: Iterable[Usage]) -> Usage:
 
 
 @dataclass(frozen=True, slots=True)
-class VariantUsage:
+class VariantUsage(Stored):
     """Usage per variant and in total, summed over every pi run (trials and reruns included)."""
 
+    #: ``total`` is stored too (written, recomputed on read)
+    STORED: ClassVar[Layout] = Layout(order=("baseline", "candidate", "total", "runs"))
     baseline: Usage = Usage()
     candidate: Usage = Usage()
     #: pi runs summed (run records with a host part)
-    runs: int = 0
+    runs: int = field(default=0, metadata=meta(read=int))
 
     @property
     def total(self) -> Usage:
@@ -157,14 +151,6 @@ class VariantUsage:
 
     def variant(self, name: str) -> Usage:
         return self.baseline if name == "baseline" else self.candidate
-
-    def to_json(self) -> dict[str, Any]:
-        return {"baseline": self.baseline.to_json(), "candidate": self.candidate.to_json(),
-                "total": self.total.to_json(), "runs": self.runs}
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> VariantUsage:
-        return cls(Usage.from_json(d["baseline"]), Usage.from_json(d["candidate"]), int(d.get("runs", 0)))
 
 
 # ----------------------------------------------------------------------------- showing

@@ -171,6 +171,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 4  # a usage error, as pytest numbers it: 2 means cancelled for run
         raise
     args.pytest_args = pytest_args
+    from pytest_skill_eval.services.schema_cache import use_schema_cache
+
+    use_schema_cache()
     try:
         if args.command == "run":
             return _run(args)

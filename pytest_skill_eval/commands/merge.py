@@ -16,10 +16,8 @@ was selected at all); 4 when the inputs cannot be merged.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import shutil
-import stat
 import tempfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -28,8 +26,9 @@ from typing import Any
 
 from pytest_skill_eval.errors import EvidenceError, MergeRefused
 from pytest_skill_eval.evidence import layout, objects, safe_io, store
-from pytest_skill_eval.evidence.reader import load_tree
+from pytest_skill_eval.evidence.copying import copy_stored_tree
 from pytest_skill_eval.evidence.records import (
+    DecisionRecord,
     ProvenanceRecord,
     ResultGroup,
     ResultRecord,
@@ -37,8 +36,6 @@ from pytest_skill_eval.evidence.records import (
     ShardRecord,
     VariantUsage,
 )
-from pytest_skill_eval.observation import FileTree
-from pytest_skill_eval.paths import shown
 from pytest_skill_eval.policy import Judgement
 from pytest_skill_eval.safe_text import escape_path
 
@@ -135,6 +132,10 @@ def check_inputs(inputs: Sequence[ShardInput]) -> list[str]:
                     name, f"--skill-eval-{name}")
                 problems.append(f"settings differ: {option} is {a!r} in {first.label}, {b!r} in {other.label}; "
                                 "give every shard the same options")
+        stops = [(r.result.provenance.stop if r.result.provenance is not None else None) or "off" for r in (first, other)]
+        if stops[0] != stops[1]:
+            problems.append(f"settings differ: --skill-eval-stop is {stops[0]!r} in {first.label}, {stops[1]!r} in "
+                            f"{other.label}; give every shard the same options")
         if set(other.selection.variants) != set(first.selection.variants):
             problems.append(f"variant selection differs: {', '.join(first.selection.variants)} in {first.label}, "
                             f"{', '.join(other.selection.variants)} in {other.label}")
@@ -210,13 +211,14 @@ def merge(targets: Sequence[str], cwd: Path, into: Path | None = None) -> Merged
         groups.mkdir()
         for item in inputs:
             for gdir in item.group_dirs:
-                _copy_group(gdir, groups / gdir.name, item.path)
+                copy_stored_tree(gdir, groups / gdir.name, item.path)
         _copy_objects(inputs, staging)
         planned = sorted((g for item in inputs for g in item.selection.groups), key=lambda g: (g.position, g.dir))
         selection = SelectionRecord(inputs[0].selection.variants, tuple(planned))
-        store.write_json(staging / layout.SELECTION_FILE, selection.to_json())
+        store.write_record(staging / layout.SELECTION_FILE, selection)
         store.write_json(staging / MERGE_FILE, _merge_json(result_id, inputs))
-        store.write_json(staging / "result.json", record.to_json())
+        record = replace(record, decision=_merged_decision(staging, record, inputs))
+        store.write_record(staging / "result.json", record)
         store.fsync_dir(staging)
         final = runs / result_id
         os.replace(staging, final)
@@ -244,6 +246,21 @@ def _merged_record(inputs: Sequence[ShardInput], result_id: str) -> ResultRecord
                         first.trials, first.seed, usage=usage, provenance=_merged_provenance(inputs))
 
 
+def _merged_decision(staging: Path, record: ResultRecord, inputs: Sequence[ShardInput]) -> DecisionRecord:
+    """The decision over every shard's comparisons together, under shard 1's rules (the shards
+    agree on their settings), as the one run would have decided it."""
+    from pytest_skill_eval.decision import DecisionRules
+    from pytest_skill_eval.engine.decision import result_decision
+
+    first = inputs[0].result.decision
+    alpha = inputs[0].shard.settings.alpha
+    rules = (DecisionRules(alpha=alpha, min_effect=float(first.rules["min_effect"]),
+                           target_power=float(first.rules["target_power"]),
+                           coverage_floor=float(first.rules["coverage_floor"]), adjustment=first.rules["adjustment"])
+             if first is not None else DecisionRules(alpha=alpha))
+    return result_decision(staging, record.groups, rules, aa=first.aa if first is not None else False)
+
+
 def _merged_provenance(inputs: Sequence[ShardInput]) -> ProvenanceRecord | None:
     """Shard 1's provenance (the shards agree on definitions and settings; merge.json names
     each shard), with the pi hosts every shard used; None when shard 1 recorded none."""
@@ -256,45 +273,6 @@ def _merged_provenance(inputs: Sequence[ShardInput]) -> ProvenanceRecord | None:
             if host not in hosts:
                 hosts.append(host)
     return replace(first, hosts=tuple(hosts))
-
-
-#: the snapshot trees of a run: their files may share an inode with an object or an earlier
-#: snapshot (the writers link unchanged files), checked against the tree's manifest instead
-_TREES = ("workspace", "workspace-initial")
-
-
-def _copy_group(source: Path, dest: Path, result: Path, tree: tuple[Path, FileTree] | None = None) -> None:
-    """Copy one shard's group directory into the merged result, reading nothing outside it.
-
-    Every directory is listed and every file opened through :mod:`..evidence.safe_io`
-    (nothing followed); a link, FIFO, socket or device anywhere in the group is an
-    EvidenceError naming it, since no writer of a result makes one and copying one could
-    publish what lies outside the result (or block forever). A file with other hard links
-    is copied only inside a snapshot tree whose manifest records its digest, and only when
-    its bytes hash to it: a hard link could name a file outside the result.
-    """
-    dest.mkdir()
-    for name, kind in safe_io.list_dir(source, result):
-        here = source / name
-        if kind == safe_io.DIRECTORY:
-            inner = tree if tree is not None or name not in _TREES else (here, load_tree(here, result))
-            _copy_group(here, dest / name, result, inner)
-        elif kind == safe_io.FILE:
-            data = safe_io.read_bytes(here, result, limit=objects.MAX_OBJECT_BYTES, single_link=tree is None)
-            if tree is not None and os.lstat(here).st_nlink > 1:
-                rel = here.relative_to(tree[0]).as_posix()
-                if rel not in tree[1] or hashlib.sha256(data).hexdigest() != tree[1].digest(rel):
-                    raise EvidenceError(f"{escape_path(str(result))}: {shown(here, result)}: expected a file "
-                                        "of its own or the bytes its manifest records, found a hard link to other "
-                                        "bytes: nothing was merged")
-            fd = os.open(dest / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)
-            with os.fdopen(fd, "wb") as out:
-                out.write(data)
-            os.chmod(dest / name, stat.S_IMODE(os.lstat(here).st_mode) & 0o777 | stat.S_IRUSR)
-        else:
-            link = "; a stored result is never followed through a link" if kind == safe_io.SYMLINK else ""
-            raise EvidenceError(f"{escape_path(str(result))}: {shown(here, result)}: expected a regular "
-                                f"file or directory, found {kind}{link}: nothing was merged")
 
 
 def _copy_objects(inputs: Sequence[ShardInput], dest: Path) -> None:
@@ -335,11 +313,16 @@ def _merge_json(result_id: str, inputs: Sequence[ShardInput]) -> dict[str, Any]:
 def _exit_code(result_dir: Path, record: ResultRecord, inputs: Sequence[ShardInput],
                ) -> tuple[int, list[tuple[str, str, Judgement | None]]]:
     """How pytest would have exited on the whole selection, and the summary rows that say why."""
+    from pytest_skill_eval.decision import DecisionRules
     from pytest_skill_eval.engine.verdict import judge_group_dir
     from pytest_skill_eval.policy import parse_fail_on
 
     settings = inputs[0].shard.settings
     fail_on = parse_fail_on(settings.fail_on)
+    decision = record.decision
+    rules = (DecisionRules(alpha=settings.alpha, min_effect=float(decision.rules["min_effect"]),
+                           adjustment=decision.rules["adjustment"]) if decision is not None else None)
+    family = len(decision.comparisons) if decision is not None else 0
     nodeids = {g.position: g.nodeid for item in inputs for g in item.selection.groups}
     rows: list[tuple[str, str, Judgement | None]] = []
     failed = False
@@ -353,12 +336,15 @@ def _exit_code(result_dir: Path, record: ResultRecord, inputs: Sequence[ShardInp
             try:
                 verdict = judge_group_dir(result_dir / "groups" / entry.dir, fail_on=fail_on,
                                           pass_rate=settings.pass_rate, alpha=settings.alpha,
-                                          result_id=record.result_id)
+                                          result_id=record.result_id, rules=rules, family=family)
                 outcome = "error" if verdict.error else "failed" if verdict.failing else "passed"
             except EvidenceError:
                 outcome = "error"
         failed = failed or outcome != "passed"
         rows.append((nodeid, outcome, verdict))
+    if fail_on == "regression" and decision is not None:
+        # a regression the adjustment over every shard's comparisons finds fails the merge
+        failed = failed or any(c.decision == "worse" for c in decision.comparisons)
     if record.state == "cancelled":
         return EXIT_CANCELLED, rows
     if not record.groups:
@@ -376,7 +362,7 @@ def write_summary(merged: Merged, rootdir: Path) -> None:
 
 def render(merged: Merged, inputs_shown: Sequence[str] = ()) -> str:
     """What ``skill-eval merge`` prints."""
-    from pytest_skill_eval.policy import summary_table
+    from pytest_skill_eval.summary_table import summary_table
 
     rec = merged.record
     out = summary_table(merged.rows) if merged.rows else []

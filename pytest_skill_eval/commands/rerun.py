@@ -28,6 +28,8 @@ def rerun_arguments(result_dir: Path) -> list[str]:
                  "--skill-eval-alpha", repr(provenance.alpha),
                  "--skill-eval-provider-timeout", repr(provenance.provider_timeout_s),
                  "--skill-eval-rerun-infra", str(provenance.rerun_infra)]
+        if provenance.stop is not None:
+            argv += ["--skill-eval-stop", provenance.stop]
     selection = read_optional(SelectionRecord, result_dir / layout.SELECTION_FILE, result_dir)
     if isinstance(selection, SelectionRecord) and len(selection.variants) == 1:
         argv += ["--skill-eval-variant", selection.variants[0]]

@@ -35,6 +35,8 @@ from pytest_skill_eval.evidence.reader import (
     transcript_record,
 )
 from pytest_skill_eval.evidence.records import GroupRecord, parse_group
+from pytest_skill_eval.evidence.reuse_records import parse_reuse
+from pytest_skill_eval.evidence.stop_records import parse_stopping
 from pytest_skill_eval.grading.results import GroupGrade
 from pytest_skill_eval.observation import same_file
 from pytest_skill_eval.render.views import (
@@ -95,10 +97,9 @@ def _relative(path: Path, result_dir: Path) -> str:
     return path.relative_to(result_dir).as_posix()
 
 
-def _run_artifacts(run_dir: Path, result_dir: Path) -> list[str]:
-    # one directory listing instead of a stat per possible artifact; links are never followed
-    # (a linked artifact is not listed: it is not evidence)
-    entries = dict(safe_io.list_dir(run_dir, result_dir))
+def _run_artifacts(run_dir: Path, result_dir: Path, entries: dict[str, str]) -> list[str]:
+    # one directory listing (*entries*) instead of a stat per possible artifact; links are never
+    # followed (a linked artifact is not listed: it is not evidence)
     found = [_relative(run_dir / name, result_dir) for name in _RUN_FILES if entries.get(name) == safe_io.FILE]
     found += [_relative(run_dir / name, result_dir) + "/" for name in _RUN_DIRS if entries.get(name) == safe_io.DIRECTORY]
     turns = run_dir / "turns"
@@ -109,12 +110,12 @@ def _run_artifacts(run_dir: Path, result_dir: Path) -> list[str]:
     return found
 
 
-def _odd_entries(run_dir: Path, result_dir: Path) -> list[str]:
+def _odd_entries(run_dir: Path, result_dir: Path, entries: dict[str, str]) -> list[str]:
     """A problem for each run artifact that is there but not what a writer makes (a link, a
     FIFO, a directory for a file): never read, never followed."""
     expected = {**{n: safe_io.FILE for n in _RUN_FILES}, **{n: safe_io.DIRECTORY for n in _RUN_DIRS}}
     return [f"{_relative(run_dir / name, result_dir)}: expected {expected[name]}, found {kind}; it is not read"
-            for name, kind in safe_io.list_dir(run_dir, result_dir) if name in expected and kind != expected[name]]
+            for name, kind in entries.items() if name in expected and kind != expected[name]]
 
 
 def _workspace_changes(run_dir: Path, result_dir: Path) -> list[tuple[str, str]]:
@@ -149,8 +150,9 @@ def _variant(gdir: Path, name: str, result_dir: Path) -> VariantView:
     artifacts: list[str] = []
     changes: list[tuple[str, str]] = []
     try:
-        artifacts = _run_artifacts(gdir / name, result_dir)
-        problems += _odd_entries(gdir / name, result_dir)
+        entries = dict(safe_io.list_dir(gdir / name, result_dir))  # sorted by name, as listed
+        artifacts = _run_artifacts(gdir / name, result_dir, entries)
+        problems += _odd_entries(gdir / name, result_dir, entries)
         changes = _workspace_changes(gdir / name, result_dir)
     except EvidenceError as exc:  # a linked directory, a manifest key that leaves its tree
         problems += str(exc).split("\n")
@@ -185,6 +187,8 @@ def load_result(result_dir: Path, *, group: str | None = None, variant: str | No
         group_doc = _checked(layout.group_record_file(gdir) or gdir / layout.GROUP_FILE, parse_group, result_dir, problems)
         trials = group_doc.trials if isinstance(group_doc, GroupRecord) else None
         aggregate = None
+        stopping = _checked(gdir / layout.STOPPING_FILE, parse_stopping, result_dir, problems)
+        reuse = _checked(gdir / layout.REUSE_FILE, parse_reuse, result_dir, problems)
         runs_dir: Path | None = gdir
         if trials is not None and isinstance(group_doc, GroupRecord):
             aggregate = _checked(records.grade_file(gdir, group_doc), parse_aggregate, result_dir, problems)
@@ -211,6 +215,8 @@ def load_result(result_dir: Path, *, group: str | None = None, variant: str | No
                 problems=problems,
                 aggregate=aggregate,
                 trial=trial if trials is not None else None,
+                stopping=stopping,
+                reuse=reuse,
             )
         )
     problems = []

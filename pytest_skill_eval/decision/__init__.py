@@ -6,7 +6,9 @@
     ├── multiplicity  holm, bh (Benjamini-Hochberg, monotone), none
     ├── suite         ComparisonEvidence -> ComparisonDecision, SuiteDecision and its one line
     ├── calibration   A/A false-flip rates per comparison and per suite
-    └── planning      trials per arm a suite's comparisons and its sign test need; pi runs, tokens, cost
+    ├── planning      trials per arm a suite's comparisons and its sign test need; pi runs, tokens, cost
+    ├── sequential    the group-sequential sign test of one comparison (Lan-DeMets O'Brien-Fleming spending)
+    └── stopping      --skill-eval-stop: curtailment (exact, by the extremes) and the group's stop rule
 
 No I/O and no import from a higher layer: it takes counts and returns frozen values.
 docs/statistics.md gives the estimand, every formula and its reference.

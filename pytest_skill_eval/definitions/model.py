@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal
 
@@ -107,6 +107,12 @@ class Group:
 
     def variant(self, name: VariantName) -> Variant:
         return self.baseline if name == "baseline" else self.candidate
+
+    def candidate_against_itself(self) -> Group:
+        """This group as an A/A calibration run (``--skill-eval-aa``): the baseline arm gets the
+        candidate's source, skills, target and context; prompts, fixture, tools, model,
+        runtime and expectations stay as declared (``raw`` too: the definition as written)."""
+        return replace(self, baseline=replace(self.candidate, name="baseline"))
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,6 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, cast
 
+from pytest_skill_eval.decision import DecisionRules
+from pytest_skill_eval.decision_cases import lost_trial_runs, planned_trials
+from pytest_skill_eval.engine.decision import result_decision
 from pytest_skill_eval.errors import EvidenceError
 from pytest_skill_eval.evidence import layout, records, store
 from pytest_skill_eval.evidence.reader import read_group, read_group_grade, read_group_usage, read_record
@@ -22,6 +25,8 @@ from pytest_skill_eval.evidence.records import (
     VariantName,
     VariantUsage,
 )
+from pytest_skill_eval.evidence.stop_records import read_stopping
+from pytest_skill_eval.grading.aggregate import TrialGrade
 
 if TYPE_CHECKING:
     from pytest_skill_eval.definitions.sharding import Shard
@@ -31,12 +36,15 @@ _VARIANTS: tuple[VariantName, VariantName] = ("baseline", "candidate")
 
 def write_batch_summary(result_dir: Path, result_id: str, *, interrupted: bool, stopped: str | None = None,
                         trials: int = 1, seed: str | None = None, shard: Shard | None = None,
-                        provenance: ProvenanceRecord | None = None) -> ResultRecord:
+                        provenance: ProvenanceRecord | None = None, rules: DecisionRules | None = None,
+                        aa: bool = False) -> ResultRecord:
     """Write ``result.json`` (last): one entry per selected group, whether or not it ran.
 
     The selection comes from ``selection.json``; a selected group with no directory never
     started: ``cancelled`` after Ctrl-C, else ``not-run`` with the reason pytest stopped
     (*stopped*, e.g. ``-x``). Group directories not in the selection are listed too.
+    The ``decision`` over the groups' comparisons is made here, under *rules* (defaults:
+    docs/statistics.md), from the grades the groups persisted; *aa*: an A/A run.
     """
     selection_file = result_dir / layout.SELECTION_FILE
     selection = (read_record(SelectionRecord, selection_file) if selection_file.is_file()
@@ -63,8 +71,9 @@ def write_batch_summary(result_dir: Path, result_id: str, *, interrupted: bool, 
     usage = sum((g.usage for g in groups if g.usage is not None), VariantUsage())
     summary = ResultRecord(result_id, batch_state([g.state for g in groups], interrupted), tuple(groups),
                            trials if trials > 1 else None, seed,
-                           ShardIndex(shard.index, shard.count) if shard is not None else None, usage, provenance)
-    store.write_json(result_dir / "result.json", summary.to_json())
+                           ShardIndex(shard.index, shard.count) if shard is not None else None, usage, provenance,
+                           result_decision(result_dir, groups, rules or DecisionRules(), aa=aa))
+    store.write_record(result_dir / "result.json", summary)
     return summary
 
 
@@ -98,15 +107,25 @@ def _persisted_entry(gdir: Path, interrupted: bool) -> ResultGroup:
         )
     group = read_group(record_file)
     comparisons: dict[str, str] = {}
+    lost: dict[str, int] | None = None
     grade_path = records.grade_file(gdir, group)
     trial_count = group.trials if isinstance(group, GroupRecord) else None
     if group.grade_state is not None and grade_path.is_file():
-        comparisons = {c.id: c.transition for c in read_group_grade(gdir, group).comparisons}
+        grade = read_group_grade(gdir, group)
+        comparisons = {c.id: c.transition for c in grade.comparisons}
+        if isinstance(grade, TrialGrade):
+            try:
+                stopping = read_stopping(gdir)
+            except (OSError, EvidenceError):
+                stopping = None  # unreadable: every planned trial counts
+            lost = lost_trial_runs(grade, [n for n, v in group.variants.items() if v.state != "not-selected"],
+                                   planned_trials(grade, stopping))
     return ResultGroup(
         dir=gdir.name, id=group.id, position=group.position, state=group.state, reason=None,
         grade_state=group.grade_state, variants={n: v.state for n, v in group.variants.items()},
         comparisons=comparisons, trials=trial_count,
         usage=group.usage if isinstance(group, GroupRecord) and group.usage is not None else _usage(gdir),
+        lost_runs=lost,
     )
 
 

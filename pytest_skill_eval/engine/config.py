@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
+from pytest_skill_eval.decision.stopping import StopRule
 from pytest_skill_eval.definitions.model import VARIANTS, Group, VariantName
 from pytest_skill_eval.grading.aggregate import TrialGrade
 from pytest_skill_eval.grading.results import GroupGrade
@@ -58,6 +59,12 @@ class EngineConfig:
     sources: Callable[[Group, int], GroupSources] | None = None
     #: the kernel confinement of every pi run (--skill-eval-confinement, --skill-eval-allow-*)
     confinement: ConfinementSettings = field(default_factory=ConfinementSettings)
+    #: --skill-eval-stop and the policy settings its verdicts are the ones of (trials only)
+    stop: StopRule = field(default_factory=StopRule)
+    #: --skill-eval-reuse-baseline: the stored result whose baseline runs a group may reuse (None: never)
+    reuse_baseline: Path | None = None
+    #: the scripted stand-in's seed (recorded with reused runs: another seed is another sample)
+    seed: str | None = None
 
     def group_sources(self, group: Group, position: int) -> GroupSources:
         if self.sources is not None:

@@ -2,8 +2,10 @@
 
 :func:`confine_variant` derives the variant's policy (:mod:`pytest_skill_eval.host.confinement`),
 writes the rules the Landlock wrapper applies into the variant's private ``host-extensions/``
-and returns the argv prefix that starts pi through the wrapper, with what ``run.json``
-records. ``required`` refuses a variant this kernel cannot confine
+(with a private network namespace whose only way out is the relay to the model's
+endpoint, :mod:`pytest_skill_eval.host.netns`, where this machine can make one) and
+returns the argv prefix that starts pi through the wrapper, with what ``run.json`` records.
+``required`` refuses a variant this machine cannot confine
 (:class:`~pytest_skill_eval.errors.HostError`: the run is ``infrastructure-failed`` and the
 reason says what is missing); ``auto`` runs with what the kernel has and says so once.
 """
@@ -24,9 +26,11 @@ from pathlib import Path
 from typing import Any
 
 from pytest_skill_eval.errors import HostError
-from pytest_skill_eval.host import landlock
+from pytest_skill_eval.host import landlock, netns
 from pytest_skill_eval.host.confinement import (
+    NET_ABI,
     Endpoint,
+    Network,
     Settings,
     VariantRoots,
     derive,
@@ -37,7 +41,8 @@ from pytest_skill_eval.host.confinement import (
 from pytest_skill_eval.host.install import HostInstallation
 
 RULES_FILE = "confinement.rules"
-__all__ = ["Confined", "confine_variant", "kernel_abi", "launch", "merged_providers", "model_endpoints", "variant_roots", "warn_once"]
+__all__ = ["Confined", "confine_variant", "kernel_abi", "launch", "merged_providers", "model_endpoints", "netns_unavailable",
+           "variant_roots", "warn_once"]
 
 
 @functools.cache
@@ -102,21 +107,47 @@ def variant_roots(base: Path, workspace: Path, skills: Sequence[Path], contexts:
     )
 
 
+@functools.cache
+def netns_unavailable() -> str:
+    """Why this machine cannot give pi a private network namespace ('' when it can), asked
+    once per process by running :mod:`pytest_skill_eval.host.netns` ``--probe`` (never a
+    fork of the evaluator, which runs threads)."""
+    if not sys.platform.startswith("linux"):
+        return f"network namespaces are Linux only (this is {sys.platform})"
+    try:
+        probe = subprocess.run([sys.executable, "-I", "-S", str(Path(netns.__file__).resolve()), "--probe"],
+                               capture_output=True, text=True, timeout=30, check=False, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return f"the namespace probe did not run: {exc}"
+    if probe.returncode == 0:
+        return ""
+    return (probe.stdout.strip() or probe.stderr.strip()[-300:] or f"the probe exited with {probe.returncode}")
+
+
 def confine_variant(settings: Settings, roots: VariantRoots, model: Endpoint | Sequence[Endpoint], base: Path,
-                    abi: int | None = None) -> Confined:
+                    abi: int | None = None, netns_gap: str | None = None) -> Confined:
     """The wrapper and record for one variant, or :class:`HostError` when ``required`` cannot be met.
 
-    *abi*: the Landlock ABI to plan for (default: this kernel's).
+    *abi*: the Landlock ABI to plan for (default: this kernel's); *netns_gap*: why no
+    network namespace can be made, '' when it can (default: this machine's answer).
     """
     guard = "on" if settings.guard else "off (test-only hook)"
     if settings.mode == "off":
         return Confined((), {"mechanism": "none", "mode": "off", "guard": guard,
                              "reason": "switched off (--skill-eval-confinement off)"})
     abi = kernel_abi() if abi is None else abi
+    netns_gap = netns_unavailable() if netns_gap is None else netns_gap
     gaps = missing(abi)
-    if settings.mode == "required" and (abi <= 0 or any(g.startswith("network") for g in gaps)):
-        raise HostError("kernel confinement is required (--skill-eval-confinement required) but this kernel "
-                        f"cannot enforce {'; '.join(gaps)}: {unavailable_hint(sys.platform)}")
+    if abi > 0 and not netns_gap:
+        # the namespace rules the network whatever Landlock's network ABI
+        gaps = [g for g in gaps if not g.startswith("network")]
+    elif abi > 0:
+        fallback = "TCP is ruled by port only, on any host, and UDP not at all" if abi >= NET_ABI else "no network rules"
+        gaps.insert(0, f"network namespace ({netns_gap}): {fallback}")
+    if settings.mode == "required" and (abi <= 0 or netns_gap):
+        raise HostError("kernel confinement is required (--skill-eval-confinement required) but this machine "
+                        f"cannot enforce {'; '.join(gaps)}: "
+                        f"{unavailable_hint(sys.platform) if abi <= 0 else 'allow unprivileged user namespaces'}")
     if abi <= 0:
         hint = unavailable_hint(sys.platform)
         warn_once(f"skill-eval: no kernel confinement on this machine, only the path guard protects the "
@@ -130,11 +161,25 @@ def confine_variant(settings: Settings, roots: VariantRoots, model: Endpoint | S
     policy = replace(policy, grants=tuple(g for g in policy.grants if not g.optional or os.path.exists(g.path)))
     rules_file = base / "host-extensions" / RULES_FILE
     rules_file.parent.mkdir(parents=True, exist_ok=True)
-    rules_file.write_text(landlock.render_rules(policy.rules(abi)), encoding="utf-8")
+    network: Network = "namespace" if not netns_gap else "landlock-ports" if abi >= NET_ABI else "none"
+    rules_file.write_text(landlock.render_rules(policy.rules(abi, network)), encoding="utf-8")
     names = {os.path.realpath(base): "<variant-scratch>", os.path.realpath(base.parent): "<group-scratch>"}
     wrapper = (sys.executable, "-I", "-S", str(Path(landlock.__file__).resolve()), str(rules_file))
     return Confined(wrapper, {"mechanism": "landlock", "version": f"ABI {abi}", "mode": settings.mode,
-                              "guard": guard, "not_enforced": gaps, "rules": policy.to_json(names)})
+                              "guard": guard, "not_enforced": gaps, "network": NETWORK_RECORD[network],
+                              "rules": policy.to_json(names, network)})
+
+
+#: what ``run.json`` says of each network mechanism (the endpoints are in ``rules.connect``)
+NETWORK_RECORD: dict[Network, dict[str, str]] = {
+    "namespace": {"mechanism": "namespace",
+                  "detail": "a private network namespace with only lo; a relay outside it connects each bridged "
+                            "port to its one endpoint and the CONNECT proxy to the allowed host:port pairs; "
+                            "every other TCP connection, UDP and DNS stay inside"},
+    "landlock-ports": {"mechanism": "landlock-ports",
+                       "detail": "Landlock TCP port rules only: any host on the allowed ports; UDP and DNS not ruled"},
+    "none": {"mechanism": "none", "detail": "the network is not confined by the kernel"},
+}
 
 
 def merged_providers(providers: Mapping[str, Any], user_models: Path | None) -> dict[str, Any]:

@@ -7,10 +7,12 @@ import shutil
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, cast
+from typing import cast
 
 from pytest_skill_eval.definitions.model import VARIANTS, Group, Suite, VariantName
 from pytest_skill_eval.engine.config import EngineConfig, GroupRunOutcome, VariantOutcome
+from pytest_skill_eval.engine.reuse_hook import BaselineReuse, plan_reuse, with_reuse
+from pytest_skill_eval.engine.stop_hook import StopWatch, write_stopping
 from pytest_skill_eval.engine.variant import run_variant
 from pytest_skill_eval.engine.variant_evidence import persist_state
 from pytest_skill_eval.errors import (
@@ -64,32 +66,39 @@ def run_group(group: Group, position: int, cfg: EngineConfig, *, suite: Suite | 
     group_dir = cfg.result_dir / "groups" / layout.group_dir_name(position, group.id)
     redactor = group_redactor(group, cfg)
     definition = records.DefinitionRecord(str(group.path), group.raw)
-    store.write_json(group_dir / "definition.json", redactor.json(definition.to_json())[0])
+    store.write_record(group_dir / "definition.json", definition, redactor)
     suite_ref = records.SuiteRef(suite.id, str(suite.path)) if suite is not None else None
     single = cfg.trials == 1
     scratch = new_run_dir()
     trials: list[_TrialRun] = []
     cancelled = False
+    watch = StopWatch(cfg.stop, cfg.trials, cfg.selected)
+    reuse: BaselineReuse | None = None
     try:
         shared = prepare_shared(group, scratch, cfg, cfg.group_sources(group, position))
+        reuse = _reuse(group, shared, cfg, redactor, group_dir, scratch)
         for number in range(1, cfg.trials + 1):
             order = VARIANTS if number % 2 else VARIANTS[::-1]
             trial_dir = group_dir if single else layout.trial_dir(group_dir, number)
             trial_scratch = scratch if single else scratch / f"trial-{number}"
             outcomes, cancelled = run_variants(group, trial_dir, trial_scratch, shared, cfg, redactor,
-                                               order=order, trial=number)
+                                               order=order, trial=number, reuse=reuse)
             grade = _Publication(trial_dir, layout.GRADE_FILE, layout.GRADE_FALLBACK, "grade",
-                                 GroupGrade.from_json(redactor.json(grade_persisted(group, trial_dir).to_json())[0]))
+                                 redactor.record(grade_persisted(group, trial_dir))[0])
             grade.publish()
             trials.append(_TrialRun(Trial(number, cast(GroupGrade, grade.doc),
                                           {name: o.state for name, o in outcomes.items()}), outcomes, grade))
             if not single:
                 shutil.rmtree(trial_scratch, ignore_errors=True)
-            if cancelled:
+            # --skill-eval-stop looks after every trial of several (engine.stop_hook), never at a single run
+            if cancelled or (not single and watch.after_trial([t.trial for t in trials])):
                 break
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    outcome = _publish(group, position, group_dir, cfg.trials, trials, shared, suite_ref, redactor)
+    write_stopping(group_dir, watch, redactor)  # nothing for a single run or under ``off``
+    if reuse is not None:
+        reuse.write(group_dir, redactor)  # again: with the runs it copied
+    outcome = _publish(group, position, group_dir, cfg.trials, trials, shared, suite_ref, redactor, reuse)
     if cancelled:
         raise KeyboardInterrupt
     return outcome
@@ -105,29 +114,32 @@ class _TrialRun:
 
 
 def _publish(group: Group, position: int, group_dir: Path, planned: int, trials: Sequence[_TrialRun], shared: Shared,
-             suite: records.SuiteRef | None, redactor: Redactor) -> GroupRunOutcome:
+             suite: records.SuiteRef | None, redactor: Redactor, reuse: BaselineReuse | None) -> GroupRunOutcome:
     """The write boundary: the group's grade document and its ``group.json`` (in that order).
 
     A single run's grade document is its one trial's ``grade.json`` (already published) and
     its variants are that trial's; several trials add ``aggregate.json`` over the trials that
     ran, each variant's state taken across them (:func:`_across_trials`), and the record
-    counts the trials. See :class:`_Publication` for the spec's fallbacks.
+    counts the trials. See :class:`_Publication` for the spec's fallbacks. The baseline's
+    reason says what ``--skill-eval-reuse-baseline`` did (a single run's copied run says it itself).
     """
     if planned == 1:
         published = trials[0].grade
         variants = trials[0].outcomes
     else:
         published = _Publication(group_dir, layout.AGGREGATE_FILE, layout.AGGREGATE_FALLBACK, "aggregate",
-                                 TrialGrade.from_json(redactor.json(
-                                     aggregate(group.id, planned, [t.trial for t in trials]).to_json())[0]))
+                                 redactor.record(aggregate(group.id, planned, [t.trial for t in trials]))[0])
         published.publish()
         variants = {name: _across_trials(name, [t.outcomes[name] for t in trials], group_dir) for name in VARIANTS}
+    if reuse is not None and (planned != 1 or not reuse.reuses):
+        variants = {**variants, "baseline": dataclasses.replace(variants["baseline"],
+                                                                reason=with_reuse(variants["baseline"].reason, reuse))}
     state = group_state([v.state for v in variants.values()], fixture_failed=shared.error is not None)
     usage = _group_usage(group_dir)
     revision = shared.revision
 
-    def record() -> dict[str, Any]:
-        value = records.GroupRecord(
+    def record() -> records.GroupRecord:
+        return records.GroupRecord(
             id=group.id, position=position, path=str(group.path), suite=suite, type=group.type,
             state=cast(records.GroupState, state), grade_state=published.doc.state,
             variants={cast(VariantName, name): records.VariantStateRecord(cast(records.RunState, v.state), v.reason)
@@ -138,10 +150,8 @@ def _publish(group: Group, position: int, group_dir: Path, planned: int, trials:
             publication_errors=tuple(published.problems),
             usage=usage,
         )
-        clean: dict[str, Any] = redactor.json(value.to_json())[0]
-        return clean
 
-    published.publish_record(record)
+    published.publish_record(record, redactor)
     return GroupRunOutcome(group, position, state, group_dir, variants, published.doc)
 
 
@@ -170,7 +180,7 @@ def prepare_shared(group: Group, scratch: Path, cfg: EngineConfig, sources: Grou
 
 def run_variants(group: Group, group_dir: Path, scratch: Path, shared: Shared, cfg: EngineConfig,
                  redactor: Redactor, *, order: Sequence[VariantName] = VARIANTS,
-                 trial: int = 1) -> tuple[dict[str, VariantOutcome], bool]:
+                 trial: int = 1, reuse: BaselineReuse | None = None) -> tuple[dict[str, VariantOutcome], bool]:
     """Each variant in *order*, persisted before the next starts; and whether one was cancelled."""
     outcomes: dict[str, VariantOutcome] = {}
     cancelled = False
@@ -182,6 +192,8 @@ def run_variants(group: Group, group_dir: Path, scratch: Path, shared: Shared, c
             outcomes[name] = persist_state(run_dir, group, name, "cancelled", "cancelled before it started")
         elif shared.error is not None:
             outcomes[name] = persist_state(run_dir, group, name, "invalid", shared.error)
+        elif name == "baseline" and reuse is not None and reuse.reuses:
+            outcomes[name] = reuse.copy_run(trial, run_dir, cfg)  # --skill-eval-reuse-baseline
         else:
             try:
                 outcomes[name] = _run_with_reruns(group, name, shared, scratch, group_dir, cfg, redactor, trial)
@@ -219,8 +231,19 @@ def _run_with_reruns(group: Group, name: VariantName, shared: Shared, scratch: P
                      f"running it again, attempt {attempt + 1} of {cfg.rerun_infra + 1}")
     if attempts:
         final = reader.read_record(records.RunRecord, run_dir / "run.json")
-        store.write_json(run_dir / "run.json", redactor.json(dataclasses.replace(final, attempts=tuple(attempts)).to_json())[0])
+        store.write_record(run_dir / "run.json", dataclasses.replace(final, attempts=tuple(attempts)), redactor)
     return outcome
+
+
+def _reuse(group: Group, shared: Shared, cfg: EngineConfig, redactor: Redactor, group_dir: Path,
+           scratch: Path) -> BaselineReuse | None:
+    """The group's baseline reuse plan (``engine.reuse_hook``), its ``reuse.json`` written; None without the option."""
+    if shared.error is not None:
+        return None
+    reuse = plan_reuse(group, cfg, shared.fixture, shared.bundles, shared.sources, redactor, scratch / "reuse")
+    if reuse is not None:
+        reuse.write(group_dir, redactor)
+    return reuse
 
 
 def _across_trials(name: str, outcomes: Sequence[VariantOutcome], group_dir: Path) -> VariantOutcome:
@@ -268,27 +291,28 @@ class _Publication:
     def publish(self) -> None:
         self.name = self.primary
         try:
-            store.write_json(self.directory / self.primary, self.doc.to_json())
+            store.write_record(self.directory / self.primary, self.doc)
         except _PUBLICATION_ERRORS as exc:
             self._fall_back(f"{self.primary} could not be written: {exc}; the {self.what} is in {self.fallback}")
 
-    def publish_record(self, record: Callable[[], dict[str, Any]]) -> None:
-        """Write the group record *record()* builds (again after a fallback, which it names)."""
+    def publish_record(self, record: Callable[[], records.GroupRecord], redactor: Redactor) -> None:
+        """Write the group record *record()* builds (again after a fallback, which it names),
+        redacted by *redactor*."""
         try:
-            store.write_json(self.directory / layout.GROUP_FILE, record())
+            store.write_record(self.directory / layout.GROUP_FILE, record(), redactor)
         except _PUBLICATION_ERRORS as exc:
             problem = f"group.json could not be written: {exc}; the group record is in {layout.GROUP_FALLBACK}"
             if self.name == self.primary:
                 self._fall_back(problem)
             else:
                 self.problems.append(problem)
-            store.write_json(self.directory / layout.GROUP_FALLBACK, record())
+            store.write_record(self.directory / layout.GROUP_FALLBACK, record(), redactor)
 
     def _fall_back(self, problem: str) -> None:
         self.problems.append(problem)
         self.doc = dataclasses.replace(self.doc, state="grade-error",
                                        errors=(*self.doc.errors, GradeError("system", None, None, problem)))
-        store.write_json(self.directory / self.fallback, self.doc.to_json())
+        store.write_record(self.directory / self.fallback, self.doc)
         self.name = self.fallback
 
 
@@ -335,7 +359,7 @@ def persist_invalid_definition(result_dir: Path, position: int, ref: str, error:
     invalid = records.VariantStateRecord("invalid", reason)
     record = records.InvalidGroupRecord(ref=ref, position=position, variants={"baseline": invalid, "candidate": invalid},
                                         definition_errors=tuple(str(error).splitlines()))
-    store.write_json(group_dir / "group.json", record.to_json())
+    store.write_record(group_dir / "group.json", record)
     return group_dir
 
 

@@ -257,7 +257,7 @@ def source_findings(group: Group, ctx: PreflightContext, scratch: Path) -> list[
 
 def _identical_findings(group: Group, scratch: Path) -> list[Finding]:
     """A warning when both variants' snapshotted skills and context are byte-identical."""
-    from pytest_skill_eval.evidence.store import fingerprint_tree
+    from pytest_skill_eval.evidence.trees import fingerprint_tree
     from pytest_skill_eval.sameness import IDENTICAL, identical_advice, identical_inputs
 
     baseline, candidate = group.baseline, group.candidate

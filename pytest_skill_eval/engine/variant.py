@@ -35,7 +35,7 @@ from pytest_skill_eval.errors import (
     ScriptError,
     SourceError,
 )
-from pytest_skill_eval.evidence import records, store
+from pytest_skill_eval.evidence import records, store, trees
 from pytest_skill_eval.evidence.records import RunRecord
 from pytest_skill_eval.grading.kinds import WORKSPACE_KINDS
 from pytest_skill_eval.host.driver import HostRun, run_json, run_rpc
@@ -206,7 +206,7 @@ def plan_launch(group: Group, variant: Variant, prepared: Prepared, bundles: Pat
         shutil.copytree(bundles, extension_root)
     bundle_entries = [extension_root / str(i) / b.entry for i, b in enumerate(group.runtime.extensions)]
     resources = skills + contexts + ([extension_root] if bundles.exists() else [])
-    before = {str(p): store.fingerprint_tree(p) for p in resources}
+    before = {str(p): trees.fingerprint_tree(p) for p in resources}
     observe = any(e.kind == "context-text" for e in group.expectations)
     observer_out = base / "observations.jsonl"
     # configuration is inlined into per-variant copies of the extensions, outside the workspace
@@ -342,7 +342,7 @@ def persist(group: Group, planned: Planned, driven: Driven, evidence: VariantEvi
     if planned.session_dir is not None and planned.session_dir.exists():
         evidence.snapshot(planned.session_dir, "session")
     turns = [build_turn(span, run.records, (GUARD_PREFIX,)) for span in run.spans]
-    after = {str(p): store.fingerprint_tree(p) for p in planned.resources}
+    after = {str(p): trees.fingerprint_tree(p) for p in planned.resources}
     changed = sorted(p for p in planned.before if planned.before[p] != after.get(p))
     if reason is None:
         # pi's "/login" advice does not work here: the reason names the fix that does
@@ -361,9 +361,9 @@ def persist(group: Group, planned: Planned, driven: Driven, evidence: VariantEvi
                                started, ended, (span.start, span.end))
         for span, turn, (started, ended) in zip(run.spans, turns, times, strict=False)
     ))
-    evidence.write_json("transcript.json", transcript.to_json())
+    evidence.write_record("transcript.json", transcript)
     evidence.write_text("final-response.txt", turns[-1].response if turns else "")
-    evidence.write_json("fingerprints.json", records.FingerprintsRecord(planned.before, after).to_json())
+    evidence.write_record("fingerprints.json", records.FingerprintsRecord(planned.before, after))
     evidence.snapshot(prepared.workspace, "workspace")
     ran = records.HostRunRecord(
         registered_tools=tuple(tuple(a) for a in active),
@@ -443,6 +443,5 @@ def _persist_observations(source: Path, evidence: VariantEvidence) -> None:
             item = json.loads(line)
             if item.get("kind") == "request":
                 requests.append({k: item[k] for k in ("turn", "request", "system_prompt", "provider_context")})
-    clean, n = evidence.redactor.json(requests)
-    evidence.count("context-observations.json", n)
-    store.write_json(evidence.run_dir / "context-observations.json", records.ContextObservations.from_json(clean).to_json())
+    # stored as the observer wrote them (the shape ``ContextObservations`` reads), redacted
+    evidence.write_json("context-observations.json", requests, sync_dir=True)

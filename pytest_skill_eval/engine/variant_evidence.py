@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, cast
 
+from pytest_skill_eval.codec import Encodable
 from pytest_skill_eval.definitions.model import Group, VariantName
 from pytest_skill_eval.engine.config import VariantOutcome
 from pytest_skill_eval.evidence import layout, objects, records, store
@@ -107,17 +108,21 @@ class VariantEvidence:
         self.count(rel, n)
         store.write_json(self.run_dir / rel, clean, sync_dir=sync_dir)
 
+    def write_record(self, rel: str, record: Encodable, *, sync_dir: bool = False) -> None:
+        """A record as its stored JSON, redacted and counted (:func:`~.store.write_record`)."""
+        self.count(rel, store.write_record(self.run_dir / rel, record, self.redactor, sync_dir=sync_dir))
+
     def finish(self, record: RunRecord) -> VariantOutcome:
         """``run.json``, written last, with the one directory fsync that makes every rename durable."""
         record = replace(record, redactions=dict(self.redactions))
         if self.stored or self.script is not None:
             record = replace(record, snapshot=records.SnapshotRecord(dict(self.stored), self.script))
-        store.write_json(self.run_dir / "run.json", self.redactor.json(record.to_json())[0])
+        store.write_record(self.run_dir / "run.json", record, self.redactor)
         return VariantOutcome(record.variant, record.state, record.reason, self.run_dir)
 
 
 def persist_state(run_dir: Path, group: Group, name: VariantName, state: str, reason: str) -> VariantOutcome:
     """A variant that never started: ``run.json`` with its state and why."""
     record = RunRecord(variant=name, group=group.id, state=cast(records.RunState, state), reason=reason)
-    store.write_json(run_dir / "run.json", record.to_json())
+    store.write_record(run_dir / "run.json", record)
     return VariantOutcome(name, state, reason, run_dir)

@@ -9,16 +9,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any, cast
 
+from pytest_skill_eval.decision import DecisionRules
 from pytest_skill_eval.definitions.model import VARIANTS
 from pytest_skill_eval.errors import EvidenceError
 from pytest_skill_eval.evidence import layout
 from pytest_skill_eval.policy import FailOn, Judgement, judge, stand_in_notes
 
 
-def judge_group_dir(group_dir: Path, *, fail_on: FailOn, pass_rate: float, alpha: float, result_id: str) -> Judgement:
+def judge_group_dir(group_dir: Path, *, fail_on: FailOn, pass_rate: float, alpha: float, result_id: str,
+                    rules: DecisionRules | None = None, family: int = 0, require_power: bool = False) -> Judgement:
     """The verdict on the group persisted in *group_dir*, over the grade document its record
     names (a single run's ``grade.json`` or its trials' ``aggregate.json``); EvidenceError when
-    it has no group record."""
+    it has no group record.
+
+    A group with trials gets each comparison's decision under *rules* (default: the decision
+    core's, at *alpha*), bounded over the *family* of comparisons the run selected (at least
+    the group's own): see :func:`~pytest_skill_eval.decision_cases.comparison_bound`; and what
+    its stop rule saw (``stopping.json``), if one was in force.
+    """
     record_file = layout.group_record_file(group_dir)
     if record_file is None:
         raise EvidenceError(f"no group record was persisted in {group_dir} (neither group.json nor group-fallback.json)")
@@ -34,6 +42,11 @@ def judge_group_dir(group_dir: Path, *, fail_on: FailOn, pass_rate: float, alpha
     over_trials = isinstance(group, GroupRecord) and group.trials is not None
     grade = read_group_grade(group_dir, group) if over_trials or grade_file.is_file() else GroupGrade(
         str(group.id), "grade-error", errors=(GradeError("system", None, None, f"no grade was persisted at {grade_file}"),))
+    stopping = None
+    if over_trials:
+        from pytest_skill_eval.evidence.stop_records import read_stopping
+
+        stopping = read_stopping(group_dir)
     notes: list[tuple[str, int, str]] = []
     for name in VARIANTS:
         # only adds to the failure text: a run file it cannot read is no reason to fail the judging
@@ -41,8 +54,11 @@ def judge_group_dir(group_dir: Path, *, fail_on: FailOn, pass_rate: float, alpha
         run = read_optional(RunRecord, group_dir / name / "run.json")
         transcript = read_optional(TranscriptRecord, group_dir / name / "transcript.json")
         notes += stand_in_notes(name, run, transcript)
-    return judge(group, grade, group_dir=str(group_dir), fail_on=fail_on, result_id=result_id, notes=notes,
-                 pass_rate=pass_rate, alpha=alpha)
+    from pytest_skill_eval.decision_cases import decided
+
+    verdict = judge(group, grade, group_dir=str(group_dir), fail_on=fail_on, result_id=result_id, notes=notes,
+                    pass_rate=pass_rate, alpha=alpha, stopping=stopping)
+    return decided(verdict, rules or DecisionRules(alpha=alpha), family, require_power=require_power)
 
 
 def identical_inputs_advice(group_dir: Path) -> str | None:

@@ -26,6 +26,10 @@ GROUP_FILE = "group.json"
 GROUP_FALLBACK = "group-fallback.json"
 AGGREGATE_FILE = "aggregate.json"
 AGGREGATE_FALLBACK = "aggregate-fallback.json"
+#: what --skill-eval-stop looked at in a group run with trials (evidence/stop_records.py)
+STOPPING_FILE = "stopping.json"
+#: what --skill-eval-reuse-baseline reused in a group, or why not (evidence/reuse_records.py)
+REUSE_FILE = "reuse.json"
 TRIALS_DIR = "trials"
 _GROUP_DIR = re.compile(r"(\d{3,})-(.+)")
 

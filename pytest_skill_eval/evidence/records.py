@@ -4,25 +4,29 @@
 :mod:`.run_records`, ``selection.json`` (and the shard split) in :mod:`.selection_records`;
 ``group.json``, ``definition.json`` and ``result.json`` here. Every record is importable from here.
 
-Every evidence file is written from a record's ``to_json`` and read back through
-:func:`read`, which checks the decoded JSON against the file's JSON Schema
-(``schemas/evidence-*.schema.json``) before building the record, so a reader never sees a
-half-shaped dict and a damaged file is reported as ``<file>: <pointer>: expected …, found …``.
-``grade.json`` has its record in :mod:`.grading.results` (``GroupGrade``).
+Every evidence file is written from its record by :mod:`pytest_skill_eval.codec` (through
+``store.write_record``, which redacts it) and read back through :func:`parse`, which checks
+the decoded JSON against the file's JSON Schema (``schemas/evidence-*.schema.json``) before
+the codec builds the record, so a reader never sees a half-shaped dict and a damaged file is
+reported as ``<file>: <pointer>: expected …, found …``. ``grade.json`` has its record in
+:mod:`.grading.results` (``GroupGrade``).
 
-``to_json`` reproduces the key order of the files exactly (docs/evidence.md), so a file
-read and written again is byte-for-byte the same.
+The codec derives the stored key order from the fields (or a record's declared ``STORED``
+order) and reproduces the files exactly (docs/evidence.md), so a file read and written again
+is byte-for-byte the same.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import Any, ClassVar, Literal, TypeVar
 
-from pytest_skill_eval import schemas
+from pytest_skill_eval import codec, schemas
+from pytest_skill_eval.codec import Layout, Stored, if_none, meta
 from pytest_skill_eval.errors import EvidenceError, Problem
+from pytest_skill_eval.evidence.decision_records import DecisionRecord
 from pytest_skill_eval.evidence.layout import AGGREGATE_FALLBACK, AGGREGATE_FILE, GRADE_FILE, record_path_problems
 from pytest_skill_eval.evidence.run_records import (
     JSON,
@@ -62,6 +66,7 @@ __all__ = [
     "AttemptRecord",
     "ContextObservations",
     "FingerprintsRecord",
+    "DecisionRecord",
     "DefinitionRecord",
     "GroupRecord",
     "GroupState",
@@ -108,58 +113,40 @@ __all__ = [
 
 
 @dataclass(frozen=True, slots=True)
-class VariantStateRecord:
+class VariantStateRecord(Stored):
     state: RunState
     reason: str | None
 
-    def to_json(self) -> dict[str, Any]:
-        return {"state": self.state, "reason": self.reason}
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> VariantStateRecord:
-        return cls(d["state"], d["reason"])
-
 
 @dataclass(frozen=True, slots=True)
-class RevisionState:
+class RevisionState(Stored):
     """The description-only revision rule as ``group.json`` records it."""
 
     state: Literal["passed", "failed", "not-checkable"]
     reason: str | None
 
-    def to_json(self) -> dict[str, Any]:
-        return {"state": self.state, "reason": self.reason}
-
 
 @dataclass(frozen=True, slots=True)
-class SuiteRef:
+class SuiteRef(Stored):
     id: str
     path: str
 
-    def to_json(self) -> dict[str, str]:
-        return {"id": self.id, "path": self.path}
-
-
-def _variants(d: Mapping[str, Any]) -> dict[VariantName, VariantStateRecord]:
-    # the schema requires exactly these two keys
-    return {"baseline": VariantStateRecord.from_json(d["baseline"]), "candidate": VariantStateRecord.from_json(d["candidate"])}
-
 
 @dataclass(frozen=True, slots=True)
-class TrialCount:
+class TrialCount(Stored):
     """How many trials a group was planned with and how many ran (a group run with trials)."""
 
     planned: int
     ran: int
 
-    def to_json(self) -> dict[str, int]:
-        return {"planned": self.planned, "ran": self.ran}
-
 
 @dataclass(frozen=True, slots=True)
-class GroupRecord:
+class GroupRecord(Stored):
     """``group.json`` of a group that was loaded: its state and its variants' states."""
 
+    STORED: ClassVar[Layout] = Layout(order=(
+        "id", "position", "path", "suite", "type", "state", "grade_state", "grade_file", "variants", "revision_check",
+        "review_questions", "publication_errors", "trials", "usage"))
     id: str
     position: int
     path: str
@@ -173,44 +160,17 @@ class GroupRecord:
     revision_check: RevisionState | None = None
     publication_errors: tuple[str, ...] = ()
     #: set for a group run with more than one trial: its grade is then ``aggregate.json``
-    trials: TrialCount | None = None
+    trials: TrialCount | None = field(default=None, metadata=meta(omit=if_none))
     #: tokens and cost per variant and in total, over every pi run of the group (trials, reruns)
-    usage: VariantUsage | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id, "position": self.position, "path": self.path,
-            "suite": self.suite.to_json() if self.suite is not None else None,
-            "type": self.type, "state": self.state, "grade_state": self.grade_state,
-            "grade_file": self.grade_file,
-            "variants": {name: v.to_json() for name, v in self.variants.items()},
-            "revision_check": self.revision_check.to_json() if self.revision_check is not None else None,
-            "review_questions": list(self.review_questions),
-            "publication_errors": list(self.publication_errors),
-            **({"trials": self.trials.to_json()} if self.trials is not None else {}),
-            **({"usage": self.usage.to_json()} if self.usage is not None else {}),
-        }
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> GroupRecord:
-        suite, revision = d["suite"], d.get("revision_check")
-        return cls(
-            id=d["id"], position=d["position"], path=d["path"],
-            suite=SuiteRef(suite["id"], suite["path"]) if suite is not None else None,
-            type=d["type"], state=d["state"], grade_state=d["grade_state"],
-            variants=_variants(d["variants"]), review_questions=tuple(d["review_questions"]),
-            grade_file=d.get("grade_file", "grade.json"),
-            revision_check=RevisionState(revision["state"], revision["reason"]) if revision is not None else None,
-            publication_errors=tuple(d.get("publication_errors", ())),
-            trials=TrialCount(d["trials"]["planned"], d["trials"]["ran"]) if d.get("trials") else None,
-            usage=VariantUsage.from_json(d["usage"]) if d.get("usage") else None,
-        )
+    usage: VariantUsage | None = field(default=None, metadata=meta(omit=if_none))
 
 
 @dataclass(frozen=True, slots=True)
-class InvalidGroupRecord:
+class InvalidGroupRecord(Stored):
     """``group.json`` of a suite entry whose group file could not be loaded (no grade)."""
 
+    STORED: ClassVar[Layout] = Layout(order=("id", "ref", "position", "state", "grade_state", "variants",
+                                             "definition_errors"))
     ref: str
     position: int
     variants: Mapping[VariantName, VariantStateRecord]
@@ -219,27 +179,17 @@ class InvalidGroupRecord:
     state: Literal["invalid"] = "invalid"
     grade_state: None = None
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": None, "ref": self.ref, "position": self.position, "state": "invalid", "grade_state": None,
-            "variants": {name: v.to_json() for name, v in self.variants.items()},
-            "definition_errors": list(self.definition_errors),
-        }
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> InvalidGroupRecord:
-        return cls(ref=d["ref"], position=d["position"], variants=_variants(d["variants"]),
-                   definition_errors=tuple(d["definition_errors"]))
-
 
 # --------------------------------------------------------------------------- result.json
 
 
 @dataclass(frozen=True, slots=True)
-class ResultGroup:
+class ResultGroup(Stored):
     """One selected group's line in ``result.json``; ``not-run`` (with ``reason``, and no
     ``dir``) for a group pytest stopped before it started."""
 
+    STORED: ClassVar[Layout] = Layout(order=("dir", "id", "position", "state", "reason", "grade_state", "variants",
+                                             "comparisons", "trials", "lost_runs", "usage"))
     dir: str | None
     id: str | None
     position: int
@@ -249,28 +199,16 @@ class ResultGroup:
     variants: Mapping[VariantName, RunState | Literal["not-run"]]
     comparisons: Mapping[str, str]
     #: for a group run with several trials: how many were planned and how many ran
-    trials: TrialCount | None = None
+    trials: TrialCount | None = field(default=None, metadata=meta(omit=if_none))
     #: the group's tokens and cost (``None``: no pi run of it was recorded)
     usage: VariantUsage | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {"dir": self.dir, "id": self.id, "position": self.position, "state": self.state,
-                "reason": self.reason, "grade_state": self.grade_state, "variants": dict(self.variants),
-                "comparisons": dict(self.comparisons),
-                **({"trials": self.trials.to_json()} if self.trials is not None else {}),
-                "usage": self.usage.to_json() if self.usage is not None else None}
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> ResultGroup:
-        trials, usage = d.get("trials"), d.get("usage")
-        return cls(d["dir"], d["id"], d["position"], d["state"], d.get("reason"), d["grade_state"],
-                   dict(d["variants"]), dict(d["comparisons"]),
-                   TrialCount(trials["planned"], trials["ran"]) if trials else None,
-                   VariantUsage.from_json(usage) if usage else None)
+    #: a group with trials: per selected variant, trials whose run did not complete or never ran (a
+    #: group is ``complete`` when each variant completed once, so its state alone hides them)
+    lost_runs: Mapping[str, int] | None = field(default=None, metadata=meta(omit=if_none))
 
 
 @dataclass(frozen=True, slots=True)
-class ProvenanceRecord:
+class ProvenanceRecord(Stored):
     """``result.json`` ``provenance``: what produced the result, so it can be reproduced.
 
     ``versions`` names the Python side (``pytest-skill-eval``, ``python``, ``pytest``,
@@ -293,84 +231,43 @@ class ProvenanceRecord:
     argv: tuple[str, ...]
     rerun_of: str | None = None
     #: ``--skill-eval-repeat-limit`` in force (0: off; absent in results of older versions)
-    repeat_limit: int | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out = {
-            "versions": dict(self.versions), "hosts": [dict(h) for h in self.hosts], "selection": dict(self.selection),
-            "fail_on": self.fail_on, "trials": self.trials, "seed": self.seed, "pass_rate": self.pass_rate,
-            "alpha": self.alpha, "provider_timeout_s": self.provider_timeout_s, "rerun_infra": self.rerun_infra,
-            "argv": list(self.argv), "rerun_of": self.rerun_of,
-        }
-        if self.repeat_limit is not None:
-            out["repeat_limit"] = self.repeat_limit
-        return out
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> ProvenanceRecord:
-        return cls(d["versions"], tuple(d["hosts"]), d["selection"], d["fail_on"], d["trials"], d["seed"],
-                   d["pass_rate"], d["alpha"], d["provider_timeout_s"], d["rerun_infra"], tuple(d["argv"]),
-                   d.get("rerun_of"), d.get("repeat_limit"))
+    repeat_limit: int | None = field(default=None, metadata=meta(omit=if_none))
+    #: ``--skill-eval-stop`` in force (absent when off, and in results of older versions)
+    stop: str | None = field(default=None, metadata=meta(omit=lambda v: v is None or v == "off"))
 
 
 @dataclass(frozen=True, slots=True)
-class ResultRecord:
+class ResultRecord(Stored):
     """``result.json``: the batch summary, written once, last."""
 
+    STORED: ClassVar[Layout] = Layout(order=("result_id", "state", "trials", "seed", "shard", "groups", "usage",
+                                             "provenance", "decision"))
     result_id: str
     state: BatchState
     groups: tuple[ResultGroup, ...]
     #: trials per variant, when more than one (a single run leaves it out)
-    trials: int | None = None
+    trials: int | None = field(default=None, metadata=meta(omit=if_none))
     #: the scripted stand-in's seed, when trials ran or the user gave it (``--skill-eval-seed``)
-    seed: str | None = None
+    seed: str | None = field(default=None, metadata=meta(omit=if_none))
     #: the shard of a ``--skill-eval-shard K/N`` run (selection.json has the whole split)
-    shard: ShardIndex | None = None
+    shard: ShardIndex | None = field(default=None, metadata=meta(omit=if_none))
     #: tokens and cost over every group (``None`` only in evidence written before it was recorded)
-    usage: VariantUsage | None = None
+    usage: VariantUsage | None = field(default=None, metadata=meta(omit=if_none))
     #: what produced the result (absent in results of older versions)
-    provenance: ProvenanceRecord | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"result_id": self.result_id, "state": self.state}
-        if self.trials is not None:
-            out["trials"] = self.trials
-        if self.seed is not None:
-            out["seed"] = self.seed
-        if self.shard is not None:
-            out["shard"] = self.shard.to_json()
-        out["groups"] = [g.to_json() for g in self.groups]
-        if self.usage is not None:
-            out["usage"] = self.usage.to_json()
-        if self.provenance is not None:
-            out["provenance"] = self.provenance.to_json()
-        return out
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> ResultRecord:
-        shard, usage = d.get("shard"), d.get("usage")
-        return cls(d["result_id"], d["state"], tuple(ResultGroup.from_json(g) for g in d["groups"]), d.get("trials"),
-                   d.get("seed"), ShardIndex(shard["index"], shard["count"]) if shard else None,
-                   VariantUsage.from_json(usage) if usage else None,
-                   ProvenanceRecord.from_json(d["provenance"]) if "provenance" in d else None)
+    provenance: ProvenanceRecord | None = field(default=None, metadata=meta(omit=if_none))
+    #: the one decision over the result's comparisons (absent in results of older versions)
+    decision: DecisionRecord | None = field(default=None, metadata=meta(omit=if_none))
 
 
 # ----------------------------------------------------------------------- definition.json
 
 
 @dataclass(frozen=True, slots=True)
-class DefinitionRecord:
+class DefinitionRecord(Stored):
     """``definition.json``: the group definition exactly as it was read, and where from."""
 
     path: str
     definition: Mapping[str, JSON]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"path": self.path, "definition": self.definition}
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> DefinitionRecord:
-        return cls(d["path"], d["definition"])
 
 
 # -------------------------------------------------------------------------------- reading
@@ -411,7 +308,8 @@ def parse(kind: type[Record], data: Any, source: Path | str) -> Record:
     paths = record_path_problems(_SCHEMAS[kind], data)
     if paths:
         raise EvidenceError("\n".join(p.render(str(source)) for p in paths))
-    return kind.from_json(data)
+    result: Record = codec.from_json(kind, data, source)
+    return result
 
 
 def parse_group(data: Any, source: Path | str) -> GroupRecord | InvalidGroupRecord:

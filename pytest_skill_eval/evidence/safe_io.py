@@ -23,9 +23,11 @@ only the last component is then checked.
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import stat
-from collections.abc import Iterator
+import sys
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
@@ -70,6 +72,9 @@ def _parent_fd(path: Path, root: Path | None) -> Iterator[tuple[int, str]]:
     """A descriptor of *path*'s directory reached without following any link below *root*, and the last name."""
     start, parts = _components(path, root)
     fd = os.open(start, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    if len(parts) > 2 and (beneath := _open_beneath(fd, parts[:-1])) is not None:
+        os.close(fd)
+        fd, parts = beneath, parts[-1:]
     try:
         for i, part in enumerate(parts[:-1]):
             try:
@@ -81,6 +86,65 @@ def _parent_fd(path: Path, root: Path | None) -> Iterator[tuple[int, str]]:
         yield fd, parts[-1]
     finally:
         os.close(fd)
+
+
+#: openat2(2), Linux 5.6+: 437 wherever new system calls share one number (alpha and MIPS
+#: number theirs otherwise): only these machines take the one-call walk
+_SYS_OPENAT2 = 437
+_UNIFIED_MACHINES = frozenset({"x86_64", "i686", "i386", "aarch64", "arm64", "armv7l", "armv8l", "riscv64",
+                               "ppc64le", "ppc64", "s390x", "loongarch64"})
+#: refuse every symbolic link (and /proc magic link) on the way, and any escape from the start
+_RESOLVE = 0x02 | 0x04 | 0x08  # RESOLVE_NO_MAGICLINKS | RESOLVE_NO_SYMLINKS | RESOLVE_BENEATH
+
+
+def _open_beneath(dir_fd: int, parts: tuple[str, ...]) -> int | None:
+    """The directory *parts* below *dir_fd* opened by one ``openat2`` that follows no link; None
+    when that fails for any reason (the component walk then opens it, or says what is wrong).
+
+    The walk and this call succeed on the same trees (every component a directory, none a
+    link); this one costs one system call instead of one per component.
+    """
+    call = _openat2()
+    if call is None:
+        return None
+    return call(dir_fd, os.fsencode(os.sep.join(parts)))
+
+
+@functools.cache
+def _openat2() -> Callable[[int, bytes], int | None] | None:
+    """``openat2`` through the C library, or None where it cannot be had (not Linux, no C
+    library, a kernel or seccomp filter that refuses the call)."""
+    if not sys.platform.startswith("linux") or os.uname().machine not in _UNIFIED_MACHINES:
+        return None
+    try:
+        import ctypes
+
+        class OpenHow(ctypes.Structure):
+            _fields_ = [("flags", ctypes.c_uint64), ("mode", ctypes.c_uint64), ("resolve", ctypes.c_uint64)]
+
+        syscall = ctypes.CDLL(None, use_errno=True).syscall
+    except (OSError, AttributeError, ImportError):
+        return None
+    syscall.restype = ctypes.c_long
+    how = OpenHow(_DIR_FLAGS, 0, _RESOLVE)
+    number, size = ctypes.c_long(_SYS_OPENAT2), ctypes.c_size_t(ctypes.sizeof(how))
+
+    def call(dir_fd: int, relative: bytes) -> int | None:
+        fd = int(syscall(number, ctypes.c_int(dir_fd), ctypes.c_char_p(relative), ctypes.byref(how), size))
+        return fd if fd >= 0 else None
+
+    try:
+        probe = os.open("/", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        opened = call(probe, b".")
+    finally:
+        os.close(probe)
+    if opened is None:  # ENOSYS, EPERM from a filter, ...: the walk alone
+        return None
+    os.close(opened)
+    return call
 
 
 def _explain(exc: OSError, dir_fd: int, name: str, path: Path, root: Path | None, expected: str) -> NoReturn:

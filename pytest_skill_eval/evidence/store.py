@@ -1,4 +1,5 @@
-"""Atomic writes and safe copies into the evidence tree; reading trees back as bytes and fingerprints."""
+"""Atomic writes (a record redacted, :func:`write_record`) and safe copies into the evidence tree
+(:mod:`.trees` reads a tree back as bytes and fingerprints)."""
 
 from __future__ import annotations
 
@@ -14,8 +15,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO
 
+from pytest_skill_eval.codec import Encodable
 from pytest_skill_eval.errors import EvidenceError
 from pytest_skill_eval.evidence.run_records import ManifestEntry
+from pytest_skill_eval.redaction import Redactor
 
 
 def write_atomic(path: Path, data: bytes, *, sync_dir: bool = True, shared: bool = False) -> None:
@@ -141,6 +144,16 @@ def dump_json(value: Any) -> bytes:
 
 def write_json(path: Path, value: Any, *, sync_dir: bool = True) -> None:
     write_atomic(path, dump_json(value), sync_dir=sync_dir)
+
+
+def write_record(path: Path, record: Encodable, redactor: Redactor | None = None, *, sync_dir: bool = True) -> int:
+    """*record*'s stored JSON (the codec's) written to *path* atomically, every key and string
+    redacted by *redactor* first; returns how many replacements that made."""
+    value, n = record.to_json(), 0
+    if redactor is not None:
+        value, n = redactor.json(value)
+    write_json(path, value, sync_dir=sync_dir)
+    return n
 
 
 def read_json(path: Path) -> Any:
@@ -471,23 +484,3 @@ def _copy_failures(src: Path, dest: Path, failed: shutil.Error) -> str:
     reason = first[2] if isinstance(first, tuple) and len(first) == 3 else str(first)
     more = f" (and {len(errors) - 1} more)" if len(errors) > 1 else ""
     return f"cannot copy {src} into {dest}: {reason}{more}"
-
-
-def read_files(root: Path) -> dict[str, bytes]:
-    """All regular files under *root*, keyed by slash-separated relative path."""
-    files: dict[str, bytes] = {}
-    if not root.is_dir():
-        return files
-    for dirpath, _dirnames, filenames in os.walk(root):
-        for name in filenames:
-            path = Path(dirpath) / name
-            if path.is_file() and not path.is_symlink():
-                files[path.relative_to(root).as_posix()] = path.read_bytes()
-    return dict(sorted(files.items()))
-
-
-def fingerprint_tree(root: Path) -> dict[str, str]:
-    """sha256 of every file under *root* (or of *root* itself when it is a file)."""
-    if root.is_file():
-        return {".": hashlib.sha256(root.read_bytes()).hexdigest()}
-    return {rel: hashlib.sha256(data).hexdigest() for rel, data in read_files(root).items()}

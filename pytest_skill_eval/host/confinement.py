@@ -19,6 +19,7 @@ Rights by access:
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
@@ -28,6 +29,9 @@ from pytest_skill_eval.host import landlock as ll
 
 Access = Literal["read", "read-exec", "read-lock", "write", "append", "device"]
 Mode = Literal["auto", "required", "off"]
+#: how the network is confined: a private namespace whose only way out is the relay
+#: (:mod:`pytest_skill_eval.host.netns`), Landlock's TCP port rules alone, or nothing
+Network = Literal["namespace", "landlock-ports", "none"]
 MODES: tuple[Mode, ...] = ("auto", "required", "off")
 
 READ = ll.READ_FILE | ll.READ_DIR
@@ -70,11 +74,35 @@ class Grant:
 
 @dataclass(frozen=True, slots=True)
 class Endpoint:
-    """A TCP endpoint the variant may connect to (Landlock rules the port, not the host)."""
+    """A TCP endpoint the variant may connect to.
+
+    ``exact`` False: *host* only describes the endpoint (a built-in provider whose host
+    the evaluator does not know); any host on *port* is then allowed, and recorded so.
+    """
 
     role: str
     host: str
     port: int
+    exact: bool = True
+
+    @property
+    def loopback(self) -> bool:
+        """Served on this machine's loopback: bridged to the same port inside the namespace."""
+        if not self.exact:
+            return False
+        if self.host.lower() == "localhost":
+            return True
+        try:
+            return ipaddress.ip_address(self.host).is_loopback
+        except ValueError:
+            return False
+
+    def to_json(self, network: Network) -> dict[str, Any]:
+        out: dict[str, Any] = {"role": self.role, "host": self.host if self.exact else f"any host ({self.host})",
+                               "port": self.port}
+        if network == "namespace":
+            out["via"] = "bridge" if self.loopback else "connect-proxy"
+        return out
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,23 +128,39 @@ class Policy:
     grants: tuple[Grant, ...]
     endpoints: tuple[Endpoint, ...]
 
-    def rules(self, abi: int) -> dict[str, Any]:
-        """The wrapper's input for a kernel of Landlock ABI *abi* (rights it lacks left out)."""
+    def rules(self, abi: int, network: Network = "landlock-ports") -> dict[str, Any]:
+        """The wrapper's input for a kernel of Landlock ABI *abi* (rights it lacks left out).
+
+        *network* ``namespace``: each loopback endpoint is bridged to the same port inside
+        the namespace, every other one goes through the relay's CONNECT proxy, and the
+        Landlock port rules name only the relay's ports (the wrapper fills them in).
+        """
         handled = ll.fs_rights(abi)
-        return {
+        rules: dict[str, Any] = {
             "handled_fs": handled,
             "handled_net": (ll.BIND_TCP | ll.CONNECT_TCP) if abi >= NET_ABI else 0,
             "scoped": (ll.SCOPE_ABSTRACT_UNIX | ll.SCOPE_SIGNAL) if abi >= SCOPE_ABI else 0,
             "paths": [[RIGHTS[g.access] & handled, g.path, g.optional] for g in self.grants],
             "connect": sorted({e.port for e in self.endpoints}) if abi >= NET_ABI else [],
         }
+        if network == "namespace":
+            bridged: dict[int, str] = {}
+            for e in self.endpoints:
+                if e.loopback:
+                    bridged.setdefault(e.port, e.host)
+            # as the relay compares them: lower case, without a trailing dot
+            proxied = {(e.host.lower().rstrip(".") if e.exact else "*", e.port) for e in self.endpoints
+                       if not e.loopback and e.host.rstrip(".")}
+            rules.update(netns=True, connect=[], bridges=[(port, host, port) for port, host in sorted(bridged.items())],
+                         proxy=sorted(proxied))
+        return rules
 
-    def to_json(self, names: Mapping[str, str]) -> dict[str, Any]:
+    def to_json(self, names: Mapping[str, str], network: Network = "landlock-ports") -> dict[str, Any]:
         """The effective rules as ``run.json`` shows them: each root by role, its path shown
         relative to the first of *names* (a directory → a placeholder) that contains it."""
         return {
             "paths": [{"role": g.role, "access": g.access, "path": shown(g.path, names)} for g in self.grants],
-            "connect": [{"role": e.role, "host": e.host, "port": e.port} for e in self.endpoints],
+            "connect": [e.to_json(network) for e in self.endpoints],
         }
 
 
@@ -151,12 +195,12 @@ def model_endpoints(provider: str | None, providers: Mapping[str, Any]) -> tuple
     if provider is None:
         configured = [_endpoint(entry["baseUrl"]) for entry in providers.values()
                       if isinstance(entry, Mapping) and isinstance(entry.get("baseUrl"), str) and entry["baseUrl"]]
-        return (*configured, Endpoint("model", "pi's built-in providers", 443))
+        return (*configured, Endpoint("model", "pi's built-in providers", 443, exact=False))
     entry = providers.get(provider)
     base = entry.get("baseUrl") if isinstance(entry, Mapping) else None
     if isinstance(base, str) and base:
         return (_endpoint(base),)
-    return (Endpoint("model", f"{provider} provider", 443),)
+    return (Endpoint("model", f"{provider} provider", 443, exact=False),)
 
 
 def _endpoint(base_url: str) -> Endpoint:

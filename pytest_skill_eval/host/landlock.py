@@ -14,7 +14,9 @@ itself and ``execv``s pi: the domain is inherited by pi and by every child pi st
 cannot be lifted. Nothing runs between fork and exec in the evaluator (no ``preexec_fn``:
 the plugin starts pi from several threads with ``--skill-eval-jobs``). Which roots get which
 rights is decided in :mod:`pytest_skill_eval.host.confinement` (pure); this module applies
-what it is given.
+what it is given. When the rules ask for a network namespace (``netns``), the wrapper first
+enters one through :mod:`pytest_skill_eval.host.netns` (loaded by path, standard library
+only) and pi's environment gets the namespace's proxy address.
 
 A rule whose path does not exist is skipped when the rule is optional (``/lib64`` on a
 system without it) and is an error otherwise. Any failure before ``execv`` exits with
@@ -137,7 +139,7 @@ def restrict(rules: dict[str, Any]) -> None:
                                     ctypes.byref(rule), ctypes.c_uint32(0)), f"landlock_add_rule {path}")
         finally:
             os.close(parent)
-    for port in rules.get("connect", ()):
+    for port in rules.get("connect", ()) if attr.handled_access_net else ():
         net = _NetPort(CONNECT_TCP, int(port))
         _check(libc.syscall(ctypes.c_long(SYS_ADD_RULE), ctypes.c_int(fd), ctypes.c_int(RULE_NET_PORT),
                             ctypes.byref(net), ctypes.c_uint32(0)), f"landlock_add_rule tcp port {port}")
@@ -152,6 +154,9 @@ def render_rules(rules: dict[str, Any]) -> str:
 
     ``handled FS NET SCOPED``, then ``path RIGHTS OPTIONAL PATH`` and ``connect PORT`` lines,
     fields separated by one space, the path last (it may hold spaces, never a line break).
+    With ``netns`` (a private network namespace, :mod:`netns`): ``netns``, then
+    ``bridge PORT TARGET_PORT HOST`` and ``proxy PORT HOST`` lines (the ``connect`` ports are
+    then replaced by the relay's ports inside the namespace).
     """
     lines = [f"handled {int(rules['handled_fs'])} {int(rules.get('handled_net', 0))} {int(rules.get('scoped', 0))}"]
     for rights, path, optional in rules.get("paths", ()):
@@ -159,7 +164,18 @@ def render_rules(rules: dict[str, Any]) -> str:
             raise ValueError(f"a confined root must be a non-empty path without line breaks, found {path!r}")
         lines.append(f"path {int(rights)} {int(bool(optional))} {path}")
     lines += [f"connect {int(port)}" for port in rules.get("connect", ())]
+    if rules.get("netns"):
+        lines.append("netns")
+        for port, host, target in rules.get("bridges", ()):
+            lines.append(f"bridge {int(port)} {int(target)} {_host(host)}")
+        lines += [f"proxy {int(port)} {_host(host)}" for host, port in rules.get("proxy", ())]
     return "\n".join(lines) + "\n"
+
+
+def _host(host: str) -> str:
+    if not host or any(c.isspace() for c in host):
+        raise ValueError(f"an endpoint's host must be a non-empty name without white space, found {host!r}")
+    return host
 
 
 def parse_rules(text: str) -> dict[str, Any]:
@@ -177,11 +193,33 @@ def parse_rules(text: str) -> dict[str, Any]:
             rules["paths"].append([int(rights), path, optional == "1"])
         elif kind == "connect":
             rules["connect"].append(int(rest))
+        elif kind == "netns":
+            rules["netns"] = True
+        elif kind == "bridge":
+            port, target, host = rest.split(" ", 2)
+            rules.setdefault("bridges", []).append((int(port), host, int(target)))
+        elif kind == "proxy":
+            port, host = rest.split(" ", 1)
+            rules.setdefault("proxy", []).append((host, int(port)))
         else:
-            raise ValueError(f"rules line {number}: expected handled, path or connect, found {line[:40]!r}")
+            raise ValueError(f"rules line {number}: expected handled, path, connect, netns, bridge or proxy, "
+                             f"found {line[:40]!r}")
     if "handled_fs" not in rules:
         raise ValueError("rules: no 'handled' line")
     return rules
+
+
+def _load_netns() -> Any:
+    """The sibling :mod:`netns` module (the wrapper runs isolated: its directory is not on
+    ``sys.path``). Found through the path for this one import, which costs nothing more
+    (``importlib.util`` would cost the wrapper ~3 ms of imports); nothing else this process
+    imports is named like a module beside it."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    try:
+        import netns  # type: ignore[import-not-found]
+    finally:
+        del sys.path[0]
+    return netns
 
 
 def main(argv: list[str]) -> int:
@@ -192,8 +230,18 @@ def main(argv: list[str]) -> int:
     try:
         with open(argv[1], encoding="utf-8") as f:
             rules = parse_rules(f.read())
+        env: dict[str, str] = dict(os.environ)
+        if rules.get("netns"):
+            netns = _load_netns()
+            try:
+                extra, ports = netns.enter(rules.get("bridges", []), rules.get("proxy", []))
+            except RuntimeError as exc:
+                raise _ConfineError(f"network namespace: {exc}") from None
+            env.update(extra)
+            # inside the namespace pi may reach the relay's listeners and nothing else
+            rules["connect"] = ports
         restrict(rules)
-        os.execv(argv[2], argv[2:])
+        os.execve(argv[2], argv[2:], env)
     except (_ConfineError, OSError, ValueError, KeyError, TypeError) as exc:
         sys.stderr.write(f"{FAILURE_PREFIX} {exc}\n")
     return EXIT_CONFINE_FAILED

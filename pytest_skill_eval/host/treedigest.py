@@ -41,11 +41,12 @@ class TreeDigest:
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
-        self._files: dict[str, tuple[_StatKey, str]] = {}
+        #: each regular file's stat key and its whole line, as last taken
+        self._files: dict[str, tuple[_StatKey, bytes]] = {}
 
     def __call__(self) -> str:
         total = hashlib.sha256()
-        seen: dict[str, tuple[_StatKey, str]] = {}
+        seen: dict[str, tuple[_StatKey, bytes]] = {}
         stack = [""]
         while stack:
             rel = stack.pop()
@@ -56,6 +57,7 @@ class TreeDigest:
                 line = f"unreadable-dir\0{rel}\n" if exc.errno == errno.EACCES else f"unseen {next(_UNSEEN)}\n"
                 total.update(line.encode("utf-8", "surrogateescape"))
                 continue
+            lines: list[bytes] = []
             for entry in reversed(entries):  # the stack pops them back in name order
                 path = f"{rel}/{entry.name}" if rel else entry.name
                 try:
@@ -63,31 +65,37 @@ class TreeDigest:
                 except FileNotFoundError:
                     continue  # vanished while walked
                 except OSError:
-                    total.update(f"unseen {next(_UNSEEN)}\n".encode())
+                    lines.append(f"unseen {next(_UNSEEN)}\n".encode())
                     continue
-                line = self._entry(path, info, seen)
-                total.update(line.encode("utf-8", "surrogateescape"))
+                lines.append(self._entry(path, info, seen))
                 if stat.S_ISDIR(info.st_mode):
                     stack.append(path)
+            # the lines in the order they were taken (one update per directory: the same digest)
+            total.update(b"".join(lines))
         self._files = seen
         return total.hexdigest()
 
-    def _entry(self, path: str, info: os.stat_result, seen: dict[str, tuple[_StatKey, str]]) -> str:
+    def _entry(self, path: str, info: os.stat_result, seen: dict[str, tuple[_StatKey, bytes]]) -> bytes:
         mode = info.st_mode
+        if stat.S_ISREG(mode):
+            key = _key(info)
+            known = self._files.get(path)
+            if known is not None and known[0] == key:  # untouched: its line as it was, not re-read
+                seen[path] = known
+                return known[1]
         head = f"{path}\0{stat.S_IFMT(mode):o}\0{stat.S_IMODE(mode):o}\0"
         if stat.S_ISLNK(mode):
             try:
-                return head + os.readlink(self.root / path) + "\n"
+                return (head + os.readlink(self.root / path) + "\n").encode("utf-8", "surrogateescape")
             except OSError:
-                return head + f"unseen {next(_UNSEEN)}\n"
+                return (head + f"unseen {next(_UNSEEN)}\n").encode("utf-8", "surrogateescape")
         if not stat.S_ISREG(mode):
-            return head + "\n"
-        key = _key(info)
-        known = self._files.get(path)
-        digest = known[1] if known is not None and known[0] == key else self._hash(path, key)
+            return (head + "\n").encode("utf-8", "surrogateescape")
+        digest = self._hash(path, key)
+        line = (head + digest + "\n").encode("utf-8", "surrogateescape")
         if not digest.startswith("unseen"):  # what could not be read is read again next time
-            seen[path] = (key, digest)
-        return head + digest + "\n"
+            seen[path] = (key, line)
+        return line
 
     def _hash(self, path: str, key: _StatKey) -> str:
         try:

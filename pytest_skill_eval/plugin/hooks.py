@@ -80,6 +80,25 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="With trials: the pass rate below which a candidate expectation fails the group (default: 1.0)")
     group.addoption("--skill-eval-alpha", default=None, metavar="ALPHA",
                     help="With trials: the significance level of a regression (default: 0.05)")
+    group.addoption("--skill-eval-adjust", default=None, metavar="holm|bh|none",
+                    help="The multiplicity adjustment of the comparisons' p-values: holm (default, the family-wise "
+                         "error rate), bh (the false discovery rate) or none")
+    group.addoption("--skill-eval-min-effect", default=None, metavar="D",
+                    help="The rate difference a decision's power is computed for; below power 0.8 a difference "
+                         "not found is 'underpowered', never 'no difference' (default: 0.2, at most 0.5)")
+    group.addoption("--skill-eval-require-power", action="store_true", default=None,
+                    help="Make underpowered and indecisive decisions errors (for CI gates)")
+    group.addoption("--skill-eval-aa", action="store_true", default=None,
+                    help="A/A calibration: run the candidate against itself (both arms the candidate, every other "
+                         "input equal) and report the observed false-flip rates")
+    group.addoption("--skill-eval-stop", choices=("off", "curtail", "sequential"), default=None,
+                    help="With trials: stop a group early when its answer is known. curtail: when no remaining "
+                         "trial can change a verdict (exact); sequential: a group-sequential test per comparison "
+                         "(O'Brien-Fleming alpha spending) (default: off)")
+    group.addoption("--skill-eval-reuse-baseline", metavar="RESULT", default=None,
+                    help="Take each group's baseline runs from this stored result (id, prefix, 'latest' or directory) "
+                         "instead of running the baseline again, only where its inputs are provably the same; "
+                         "otherwise the first differing field is named and the baseline runs")
     group.addoption("--skill-eval-rerun", metavar="RESULT_DIR", default=None, help=argparse.SUPPRESS)
     group.addoption("--skill-eval-jobs", default=None, metavar="K",
                     help="Run up to K groups at once in this pytest process (threads waiting on pi); reports stay "
@@ -88,14 +107,15 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                     help="Write the self-contained HTML report of the result to PATH at session end "
                          "(a copy is stored as report.html in the result directory)")
     group.addoption("--skill-eval-confinement", choices=("auto", "required", "off"), default=None,
-                    help="Kernel confinement of every pi run (Landlock): auto uses it where the kernel has it and "
+                    help="Kernel confinement of every pi run (Landlock for files, a private network namespace "
+                         "whose only way out is the model's endpoint): auto uses what the machine has and "
                          "warns once where not; required refuses to start a variant it cannot confine; off runs "
                          "with the path guard alone (default: auto)")
     group.addoption("--skill-eval-allow-read", action="append", default=[], metavar="PATH",
                     help="Let every confined pi run also read PATH (repeatable; never from a definition)")
     group.addoption("--skill-eval-allow-net", action="append", default=[], metavar="HOST:PORT",
-                    help="Let every confined pi run also connect to HOST:PORT (repeatable; the kernel rules "
-                         "the port; never from a definition)")
+                    help="Let every confined pi run also reach HOST:PORT (repeatable; through the relay out of "
+                         "pi's network namespace, or by port where no namespace can be made; never from a definition)")
     parser.addini("skill_eval_confinement", "Default for --skill-eval-confinement", default="")
     parser.addini("skill_eval_allow_read", "Paths added to --skill-eval-allow-read, relative to the ini file",
                   type="paths", default=[])
@@ -112,13 +132,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addini("skill_eval_provider_timeout", "Default for --skill-eval-provider-timeout", default="")
     parser.addini("skill_eval_pass_rate", "Default for --skill-eval-pass-rate", default="")
     parser.addini("skill_eval_alpha", "Default for --skill-eval-alpha", default="")
+    parser.addini("skill_eval_stop", "Default for --skill-eval-stop", default="")
     parser.addini("skill_eval_jobs", "Default for --skill-eval-jobs", default="")
+    parser.addini("skill_eval_adjust", "Default for --skill-eval-adjust", default="")
+    parser.addini("skill_eval_min_effect", "Default for --skill-eval-min-effect", default="")
+    parser.addini("skill_eval_require_power", "Default for --skill-eval-require-power", type="bool", default=False)
+    parser.addini("skill_eval_aa", "Default for --skill-eval-aa", type="bool", default=False)
 
 
 #: Options whose value is a path: written as a separate argument, pytest's rootdir search
 #: (which runs before any plugin adds its options) takes the value for a test path.
 PATH_OPTIONS = ("--skill-eval-models", "--skill-eval-auth", "--skill-eval-host", "--skill-eval-rerun",
-                "--skill-eval-allow-read")
+                "--skill-eval-allow-read", "--skill-eval-reuse-baseline")
 
 
 def separate_path_option_problem(config: pytest.Config, parser: pytest.Parser) -> str | None:
@@ -190,6 +215,9 @@ def pytest_configure(config: pytest.Config) -> None:
             f"Use -n 0 --skill-eval-jobs {session.settings.jobs} (one process, {session.settings.jobs} lanes), "
             "or -n N without --skill-eval-jobs")
     config.stash[SESSION_KEY] = session
+    from pytest_skill_eval.services.schema_cache import use_schema_cache
+
+    use_schema_cache()
     # scratch a killed evaluator left behind (workspaces, the auth file copy) goes now
     from pytest_skill_eval.sources.scratch import sweep_stale
 

@@ -20,6 +20,7 @@ from pytest_skill_eval.errors import (
 )
 from pytest_skill_eval.evidence.layout import group_dir_name
 from pytest_skill_eval.plugin.session import (
+    FAMILY_PROPERTY,
     PERSISTENCE_FAILED,
     SESSION_KEY,
     SkillEvalSession,
@@ -191,6 +192,7 @@ class SkillEvalItem(pytest.Item):
             self.session.shouldstop = f"skill-eval: {pointer}"
             raise GroupNotGraded(f"group {self.group.id}: {message}; no queued group starts") from None
         self.user_properties.extend(self.verdict.properties())
+        self.user_properties.append((FAMILY_PROPERTY, str(session.family)))
         if self.verdict.error:
             raise GroupNotGraded(self.verdict.error_text())
 

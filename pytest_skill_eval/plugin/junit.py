@@ -13,6 +13,8 @@ pytest writes the XML; this plugin rewrites the file pytest just wrote, so that 
 - names classes without the empty components hidden directories give them
   (``.skill-eval/suite.json`` is class ``skill-eval.suite.json``, not ``.skill-eval.suite.json``);
 - gives evidence paths relative to the rootdir;
+- gives the details suite the result's decision as its own properties (``skill_eval.decision``
+  and its figures, each comparison's line);
 - neutralises every attribute and text of a group's testcase and of its details
   (:func:`~pytest_skill_eval.safe_text.neutralise`): pytest escapes only what XML cannot
   hold, so bidi overrides, zero-width and other format characters, C1 controls and line
@@ -31,6 +33,7 @@ from xml.etree import ElementTree
 
 import pytest
 
+from pytest_skill_eval.evidence.decision_records import DecisionRecord
 from pytest_skill_eval.plugin.pytest_internals import bin_xml_escape, mangle_test_address, xml_key
 from pytest_skill_eval.plugin.session import SkillEvalSession
 from pytest_skill_eval.policy import Entry
@@ -64,13 +67,41 @@ class JUnitEntries:
         if xml is not None and os.path.exists(xml.logfile):
             cases = [GroupCase(r.nodeid, r.verdict.entries() if r.verdict is not None else ())
                      for r in self.session.reported.values()]
-            rewrite_file(Path(xml.logfile), cases, prefix=xml.prefix, rootdir=session.config.rootpath)
+            rewrite_file(Path(xml.logfile), cases, prefix=xml.prefix, rootdir=session.config.rootpath,
+                         decision=stored_decision(self.session.result_dir))
         return result
 
 
-def rewrite_file(path: Path, cases: Sequence[GroupCase], *, prefix: str | None, rootdir: Path) -> None:
+def stored_decision(result_dir: Path) -> DecisionRecord | None:
+    """The decision ``result.json`` holds (None: no result.json, or none in it)."""
+    from pytest_skill_eval.errors import EvidenceError
+    from pytest_skill_eval.evidence import store
+
+    try:
+        stored = store.read_json(result_dir / "result.json")
+        return DecisionRecord.from_json(stored["decision"]) if "decision" in stored else None
+    except (OSError, EvidenceError, KeyError, TypeError, ValueError):
+        return None
+
+
+def decision_properties(decision: DecisionRecord) -> list[tuple[str, str]]:
+    """The result-level properties: the decision line and its figures, then each comparison's line."""
+    props = [("skill_eval.decision", decision.line), ("skill_eval.decision.test", decision.test),
+             ("skill_eval.decision.counts", f"{decision.higher} higher, {decision.lower} lower, {decision.ties} ties"),
+             ("skill_eval.decision.p_value", "" if decision.p_value is None else f"{decision.p_value:.4g}"),
+             ("skill_eval.decision.power", "" if decision.power is None else f"{decision.power:.4g}"),
+             ("skill_eval.decision.adjustment", str(decision.rules.get("adjustment"))),
+             ("skill_eval.decision.lost_runs", str(decision.lost_runs))]
+    props += [(f"skill_eval.decision.comparison.{c.group}/{c.comparison}", c.line) for c in decision.comparisons]
+    if decision.flips is not None:
+        props.append(("skill_eval.decision.aa_flips", decision.flips.flip_rate.text()))
+    return props
+
+
+def rewrite_file(path: Path, cases: Sequence[GroupCase], *, prefix: str | None, rootdir: Path,
+                 decision: DecisionRecord | None = None) -> None:
     root = ElementTree.parse(path).getroot()
-    rewrite(root, cases, prefix=prefix, rootdir=rootdir)
+    rewrite(root, cases, prefix=prefix, rootdir=rootdir, decision=decision)
     text = ElementTree.tostring(root, encoding="unicode")
     path.write_text('<?xml version="1.0" encoding="utf-8"?>' + text, encoding="utf-8")
 
@@ -131,8 +162,10 @@ def neutralise_tree(node: ElementTree.Element) -> None:
             element.tail = neutralise(element.tail)
 
 
-def rewrite(root: ElementTree.Element, cases: Sequence[GroupCase], *, prefix: str | None, rootdir: Path) -> None:
-    """Rewrite pytest's ``<testsuites>`` in place (see the module docstring)."""
+def rewrite(root: ElementTree.Element, cases: Sequence[GroupCase], *, prefix: str | None, rootdir: Path,
+            decision: DecisionRecord | None = None) -> None:
+    """Rewrite pytest's ``<testsuites>`` in place (see the module docstring); the result's
+    *decision* is the details suite's own properties."""
     by_key = {_key(c.nodeid, prefix): c for c in cases}
     details: list[ElementTree.Element] = []
     for suite in list(root.iter("testsuite")):
@@ -158,4 +191,6 @@ def rewrite(root: ElementTree.Element, cases: Sequence[GroupCase], *, prefix: st
         return
     outer = ElementTree.SubElement(root, "testsuite", name=DETAILS_SUITE, tests="0", failures="0", errors="0",
                                    skipped="0")
+    if decision is not None:
+        outer.append(_properties(decision_properties(decision)))
     outer.extend(details)

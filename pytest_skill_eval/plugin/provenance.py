@@ -140,4 +140,5 @@ def build_provenance(session: SkillEvalSession, env: Mapping[str, str]) -> Prove
         argv=tuple(redacted(list(config.invocation_params.args), secrets)),
         rerun_of=session.rerun.result_id if session.rerun is not None else None,
         repeat_limit=settings.repeat_limit,
+        stop=settings.stop,
     )

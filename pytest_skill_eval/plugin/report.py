@@ -32,7 +32,8 @@ def write_html_report(session: SkillEvalSession) -> None:
 
     reporter = session.config.pluginmanager.get_plugin("terminalreporter")
     try:
-        written, warnings = write_report(session.result_dir, target)
+        outcomes = {r.verdict.position: r.outcome for r in session.reported.values() if r.verdict is not None}
+        written, warnings = write_report(session.result_dir, target, outcomes)
     except Exception as exc:  # a report that cannot be made must not hide the run's own outcome
         session.html_report = None
         if reporter is not None:

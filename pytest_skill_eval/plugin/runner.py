@@ -44,6 +44,8 @@ class GroupRunner:
     rerun: StoredResult | None
     progress: LiveProgress
     planned: list[PlannedGroup]
+    #: the comparisons the run selected: the family a comparison's p-value is adjusted over
+    family: int
     shard_record: ShardRecord | None
     _engine_config: EngineConfig | None
     _router: Any
@@ -76,6 +78,8 @@ class GroupRunner:
                                        scripts=self.rerun.script if self.rerun is not None else None,
                                        origins=self.rerun.script_origin if self.rerun is not None else None)
             layout.ensure_runs_dir(self.root)
+            from pytest_skill_eval.decision.stopping import StopMode, StopRule
+
             self._engine_config = EngineConfig(
                 root=self.root,
                 result_dir=self.result_dir,
@@ -92,8 +96,25 @@ class GroupRunner:
                 rerun_infra=self.settings.rerun_infra,
                 sources=self.rerun.sources if self.rerun is not None else None,
                 confinement=confinement_settings(self.config),
+                stop=StopRule(cast(StopMode, self.settings.stop), self.fail_on, self.settings.pass_rate,
+                              self.settings.alpha),
+                reuse_baseline=self.reuse_source(),
+                seed=self.settings.seed,
             )
         return self._engine_config
+
+    def reuse_source(self) -> Path | None:
+        """``--skill-eval-reuse-baseline``'s stored result directory (a usage error when it names none)."""
+        target = self.config.getoption("skill_eval_reuse_baseline")
+        if not target:
+            return None
+        from pytest_skill_eval.errors import EvidenceError
+        from pytest_skill_eval.evidence.locate import resolve_result
+
+        try:
+            return resolve_result(str(target), self.root)
+        except EvidenceError as exc:
+            raise pytest.UsageError(f"--skill-eval-reuse-baseline: {exc}") from None
 
     def run_group(self, group: Group, position: int, suite: Suite | None = None) -> Judgement:
         """Run, persist and grade one group, then judge it from its persisted evidence."""
@@ -102,8 +123,12 @@ class GroupRunner:
         self.progress.start()
         config = self.engine_config()
         self.write_selection()
-        outcome = run_group(group, position, config, suite=suite)
+        outcome = run_group(self.arms(group), position, config, suite=suite)
         return self.judge(Path(outcome.group_dir))
+
+    def arms(self, group: Group) -> Group:
+        """What runs of *group*: as declared, or with ``--skill-eval-aa`` the candidate in both arms."""
+        return group.candidate_against_itself() if self.settings.aa else group
 
     def run_item(self, item: SkillEvalItem, group: Group, position: int, suite: Suite | None = None) -> Judgement:
         """:meth:`run_group` for *item*; with ``--skill-eval-jobs`` above 1 its group runs on a
@@ -139,7 +164,7 @@ class GroupRunner:
 
         def job(index: int, item: SkillEvalItem) -> Job:
             def work() -> Path:
-                return Path(run_group(item.group, item.position, cfg, suite=item.suite).group_dir)
+                return Path(run_group(self.arms(item.group), item.position, cfg, suite=item.suite).group_dir)
             return Job(index, item.nodeid, work)
 
         self._lookahead = lookahead
@@ -164,14 +189,15 @@ class GroupRunner:
 
         selection = SelectionRecord(tuple(cast("list[VariantName]", sorted(self.selected))), tuple(self.planned),
                                     self.shard_record)
-        store.write_json(self.result_dir / layout.SELECTION_FILE, selection.to_json())
+        store.write_record(self.result_dir / layout.SELECTION_FILE, selection)
         self._selection_written = True
 
     def judge(self, group_dir: Path) -> Judgement:
         from pytest_skill_eval.engine.verdict import judge_group_dir
 
         return judge_group_dir(group_dir, fail_on=self.fail_on, pass_rate=self.settings.pass_rate,
-                               alpha=self.settings.alpha, result_id=self.result_id)
+                               alpha=self.settings.alpha, result_id=self.result_id, rules=self.settings.rules,
+                               family=self.family, require_power=self.settings.require_power)
 
 
 def start_order(items: Any, *, stop_early: bool) -> list[int]:

@@ -40,12 +40,15 @@ from pytest_skill_eval.services.cancellation import is_cancellation
 if TYPE_CHECKING:
     from pytest_skill_eval.definitions.sharding import Shard
     from pytest_skill_eval.engine.config import EngineConfig
+    from pytest_skill_eval.evidence.decision_records import DecisionRecord
     from pytest_skill_eval.evidence.records import PlannedGroup, ShardRecord
     from pytest_skill_eval.plugin.jobs import LookAhead
     from pytest_skill_eval.sources.stored import StoredResult
 
 #: user property set by an item whose evidence could not be written (crosses xdist in reports)
 PERSISTENCE_FAILED = "skill_eval.persistence_failed"
+#: user property: the comparisons the run selected (the family of the adjustment), for the xdist controller
+FAMILY_PROPERTY = "skill_eval.comparisons_in_run"
 SESSION_KEY = pytest.StashKey["SkillEvalSession"]()
 RESULT_ID_KEY = "skill_eval_result_id"
 SEED_KEY = "skill_eval_seed"
@@ -99,6 +102,7 @@ class SkillEvalSession(GroupRunner, TerminalSummary):
         self.persistence_failure: str | None = None
         #: the selected groups, in collection order, as ``selection.json`` records them
         self.planned: list[PlannedGroup] = []
+        self.family = 0
         self._selection_written = False
         #: Ctrl-C seen (during the run, or while the session finished)
         self.cancelled = False
@@ -106,6 +110,8 @@ class SkillEvalSession(GroupRunner, TerminalSummary):
         self.stopped: str | None = None
         #: where ``--skill-eval-html`` wrote the report, once it did
         self.html_report: Path | None = None
+        #: why the result's decision failed the run (see :meth:`gate`)
+        self.gate_lines: list[str] = []
 
     @classmethod
     def from_config(cls, config: pytest.Config) -> SkillEvalSession | None:
@@ -136,6 +142,15 @@ class SkillEvalSession(GroupRunner, TerminalSummary):
         result_id = workerinput.get(RESULT_ID_KEY) if workerinput else None
         settings = run_settings(config, workerinput.get(SEED_KEY) if workerinput else None)
         confinement_settings(config)  # a bad value is a usage error before anything runs
+        reuse = config.getoption("skill_eval_reuse_baseline")
+        if reuse:  # a result that is not there is a usage error before anything runs
+            from pytest_skill_eval.errors import EvidenceError
+            from pytest_skill_eval.evidence.locate import resolve_result
+
+            try:
+                resolve_result(str(reuse), root)
+            except EvidenceError as exc:
+                raise pytest.UsageError(f"--skill-eval-reuse-baseline: {exc}") from None
         shard = None
         if shard_text is not None:
             from pytest_skill_eval.definitions.sharding import parse_shard
@@ -257,6 +272,7 @@ class SkillEvalSession(GroupRunner, TerminalSummary):
     # -- hooks -----------------------------------------------------------------
     def pytest_collection_finish(self, session: pytest.Session) -> None:
         self.planned = [entry() for item in session.items if callable(entry := getattr(item, "plan_entry", None))]
+        self.family = self.count_comparisons(session.items)
         if (self.shard_record is not None and not self.config.option.collectonly
                 and not self.config.getoption("skill_eval_check")):
             # a shard's result exists even when it has no group, so skill-eval merge sees the shard
@@ -274,6 +290,13 @@ class SkillEvalSession(GroupRunner, TerminalSummary):
                 reporter.write_line(neutralise(nodeid, one_line=True))
                 for line in lines:
                     reporter.write_line(f"    {neutralise(line, one_line=True)}")
+
+    def count_comparisons(self, items: list[pytest.Item]) -> int:
+        """The comparisons of the selected groups (none with one variant selected)."""
+        if len(self.selected) < 2:
+            return 0
+        groups = [group for item in items if (group := getattr(item, "group", None)) is not None]
+        return sum(len({e.comparison for e in g.expectations if e.comparison}) for g in groups)
 
     def plan_total(self, items: list[pytest.Item]) -> str:
         """``2 groups × 2 variants × 20 trials = 80 pi runs; models: …`` (nothing is started)."""
@@ -296,6 +319,8 @@ class SkillEvalSession(GroupRunner, TerminalSummary):
             return
         verdict = None
         identical = None
+        if FAMILY_PROPERTY in props:  # the xdist controller collects nothing: the workers say it
+            self.family = int(props[FAMILY_PROPERTY])
         if "skill_eval.evidence" in props:
             from pytest_skill_eval.engine.verdict import identical_inputs_advice
 
@@ -303,7 +328,8 @@ class SkillEvalSession(GroupRunner, TerminalSummary):
                 verdict = self.judge(Path(props["skill_eval.evidence"]))
             except EvidenceError:
                 verdict = None
-            identical = identical_inputs_advice(Path(props["skill_eval.evidence"]))
+            # an A/A run gives both arms the same inputs on purpose
+            identical = None if self.settings.aa else identical_inputs_advice(Path(props["skill_eval.evidence"]))
         outcome = "error" if is_error else report.outcome
         self.reported[report.nodeid] = Reported(report.nodeid, report.location, outcome, verdict, identical)
         reporter = self.config.pluginmanager.get_plugin("terminalreporter")
@@ -352,14 +378,39 @@ class SkillEvalSession(GroupRunner, TerminalSummary):
         record = write_batch_summary(self.result_dir, self.result_id, interrupted=self.cancelled,
                                      stopped=str(stopped) if stopped else None, trials=self.settings.count,
                                      seed=self.settings.seed if self.settings.count > 1 or self.settings.seed_given else None,
-                                     shard=self.shard, provenance=build_provenance(self, os.environ))
+                                     shard=self.shard, provenance=build_provenance(self, os.environ),
+                                     rules=self.settings.rules, aa=self.settings.aa)
         self._empty_shard(session)
+        self.gate(session, record.decision)
         write_html_report(self)
         rows = sorted(((r.nodeid, r.outcome, r.verdict) for r in self.reported.values()),
                       key=lambda row: (row[2].position if row[2] else 0, row[0]))
         write_step_summary(rows, result_id=self.result_id, state=record.state, result_dir=self.result_dir,
                            rootdir=self.config.rootpath, html_report=self.html_report)
 
+
+    def gate(self, session: pytest.Session, decision: DecisionRecord | None) -> None:
+        """What the result's decision adds to the exit status, told in :attr:`gate_lines`.
+
+        Under ``regression`` a comparison the whole family's adjustment decides ``worse`` fails
+        the run even when its item, judged before the other groups' p-values were known,
+        passed; with ``--skill-eval-require-power`` an underpowered or indecisive suite decision
+        or comparison does.
+        """
+        if decision is None:
+            return
+        failed_items = {r.verdict.position for r in self.reported.values()
+                        if r.verdict is not None and r.outcome in ("failed", "error")}
+        if self.fail_on == "regression":
+            late = [c for c in decision.comparisons if c.decision == "worse" and c.position not in failed_items]
+            self.gate_lines += [f"{c.group}/{c.comparison}: {c.line}: a regression over the whole run "
+                                "(--skill-eval-fail-on=regression)" for c in late]
+        if self.settings.require_power:
+            unsettled = decision.underpowered_or_indecisive
+            if "suite" in unsettled:
+                self.gate_lines.append(f"the suite's decision is {decision.decision} (--skill-eval-require-power)")
+        if self.gate_lines and session.exitstatus == pytest.ExitCode.OK:
+            session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
     def _empty_shard(self, session: pytest.Session) -> None:
         """A shard that got no group is not an error: say so, and exit 0 (not pytest's 5).

@@ -1,8 +1,9 @@
 """The run settings checked once: trials, the seed, the policy's thresholds, the provider timeout, jobs.
 
 ``--skill-eval-trials``, ``--skill-eval-seed``, ``--skill-eval-pass-rate``,
-``--skill-eval-alpha``, ``--skill-eval-jobs`` and ``--skill-eval-repeat-limit`` (and their ini
-settings), checked once, so a
+``--skill-eval-alpha``, ``--skill-eval-jobs``, ``--skill-eval-repeat-limit``, ``--skill-eval-stop``, and the
+decision's ``--skill-eval-adjust``, ``--skill-eval-min-effect``, ``--skill-eval-require-power`` and
+``--skill-eval-aa`` (and their ini settings), checked once, so a
 bad value is a usage error naming the option or ini setting, what it expects and what it found.
 """
 
@@ -20,12 +21,16 @@ from typing import TYPE_CHECKING, cast
 import pytest
 
 if TYPE_CHECKING:
+    from pytest_skill_eval.decision import Adjustment, DecisionRules
     from pytest_skill_eval.host.confinement import Settings as ConfinementSettings
 
 DEFAULT_PASS_RATE = 1.0
 #: the default of ``--skill-eval-confinement`` when neither the option nor the ini gives one
 CONFINEMENT_ENV = "SKILL_EVAL_CONFINEMENT"
 DEFAULT_ALPHA = 0.05
+DEFAULT_MIN_EFFECT = 0.2
+#: ``--skill-eval-adjust``: the default first (as the decision core's ADJUSTMENTS)
+ADJUST_CHOICES = ("holm", "bh", "none")
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +50,23 @@ class RunSettings:
     jobs: int = 1
     #: repetitions of the same tool call(s) that stop a run as no progress (0: never)
     repeat_limit: int = field(default_factory=lambda: _default_repeat_limit())
+    #: the multiplicity adjustment across comparisons (``--skill-eval-adjust``)
+    adjust: str = "holm"
+    #: D, the rate difference power is computed for (``--skill-eval-min-effect``)
+    min_effect: float = DEFAULT_MIN_EFFECT
+    #: underpowered and indecisive decisions are errors (``--skill-eval-require-power``)
+    require_power: bool = False
+    #: both arms run the candidate: an A/A calibration run (``--skill-eval-aa``)
+    aa: bool = False
+    #: ``--skill-eval-stop``: off, curtail or sequential (with trials)
+    stop: str = "off"
+
+    @property
+    def rules(self) -> DecisionRules:
+        """The decision core's rules under these settings (docs/statistics.md)."""
+        from pytest_skill_eval.decision import DecisionRules
+
+        return DecisionRules(alpha=self.alpha, min_effect=self.min_effect, adjustment=cast("Adjustment", self.adjust))
 
 
 def run_settings(config: pytest.Config, worker_seed: str | None = None) -> RunSettings:
@@ -63,10 +85,46 @@ def run_settings(config: pytest.Config, worker_seed: str | None = None) -> RunSe
     models = config.getoption("skill_eval_models")
     if models:
         check_models_file(Path(models))
+    adjust = _choice(config, "skill_eval_adjust", "--skill-eval-adjust", ADJUST_CHOICES)
+    min_effect = _value(config, "skill_eval_min_effect", "--skill-eval-min-effect", _effect)
     return RunSettings(count, seed, given is not None, DEFAULT_PASS_RATE if pass_rate is None else pass_rate,
-                         DEFAULT_ALPHA if alpha is None else alpha,
-                         _default_provider_timeout() if timeout is None else timeout, reruns, jobs,
-                         _default_repeat_limit() if repeats is None else int(repeats))
+                       DEFAULT_ALPHA if alpha is None else alpha,
+                       _default_provider_timeout() if timeout is None else timeout, reruns, jobs,
+                       _default_repeat_limit() if repeats is None else int(repeats),
+                       adjust or ADJUST_CHOICES[0], DEFAULT_MIN_EFFECT if min_effect is None else min_effect,
+                       _flag(config, "skill_eval_require_power"), _flag(config, "skill_eval_aa"), stop_mode(config))
+
+
+def _choice(config: pytest.Config, ini: str, option: str, choices: tuple[str, ...]) -> str | None:
+    raw = config.getoption(ini)
+    source = option
+    if raw is None:
+        raw, source = str(config.getini(ini) or "").strip() or None, ini
+    if raw is None:
+        return None
+    if raw not in choices:
+        raise pytest.UsageError(f"{source} expects one of {', '.join(choices)}, found {raw!r}")
+    return str(raw)
+
+
+def _flag(config: pytest.Config, ini: str) -> bool:
+    """A store-true option, else its ini setting (a bool)."""
+    given = config.getoption(ini)
+    return bool(config.getini(ini)) if given is None else bool(given)
+
+
+STOP_MODES = ("off", "curtail", "sequential")
+
+
+def stop_mode(config: pytest.Config) -> str:
+    """``--skill-eval-stop`` (pytest checks its choices), else the ini setting, else ``off``."""
+    mode = config.getoption("skill_eval_stop")
+    if mode is not None:
+        return str(mode)
+    raw = str(config.getini("skill_eval_stop") or "").strip()
+    if raw and raw not in STOP_MODES:
+        raise pytest.UsageError(f"skill_eval_stop expects one of {', '.join(STOP_MODES)}, found {raw!r}")
+    return raw or "off"
 
 
 def _value(config: pytest.Config, ini: str, option: str, parse: Callable[[str], float]) -> float | None:
@@ -141,6 +199,14 @@ def _unit(raw: str) -> float:
     wanted = "a pass rate from 0 to 1 (e.g. 0.8)"
     value = _number(raw, wanted)
     if not 0.0 <= value <= 1.0:
+        raise ValueError(wanted)
+    return value
+
+
+def _effect(raw: str) -> float:
+    wanted = "a rate difference above 0 and at most 0.5 (e.g. 0.2)"
+    value = _number(raw, wanted)
+    if not 0.0 < value <= 0.5:
         raise ValueError(wanted)
     return value
 

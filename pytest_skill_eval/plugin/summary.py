@@ -14,9 +14,11 @@ import pytest
 
 from pytest_skill_eval.errors import EvidenceError
 from pytest_skill_eval.evidence import store
-from pytest_skill_eval.policy import STATUS_PROPERTY, summary_table
+from pytest_skill_eval.evidence.decision_records import DecisionRecord
+from pytest_skill_eval.policy import STATUS_PROPERTY
 from pytest_skill_eval.safe_text import neutralise
 from pytest_skill_eval.sameness import IDENTICAL
+from pytest_skill_eval.summary_table import summary_table
 
 if TYPE_CHECKING:
     from pytest_skill_eval.plugin.session import Reported
@@ -31,6 +33,7 @@ class TerminalSummary:
     result_dir: Path
     reported: dict[str, Reported]
     html_report: Path | None
+    gate_lines: list[str]
 
     def pytest_report_teststatus(self, report: pytest.TestReport, config: pytest.Config) -> Any:
         props = {str(k): str(v) for k, v in getattr(report, "user_properties", ())}
@@ -53,15 +56,23 @@ class TerminalSummary:
         tr = terminalreporter
         summary_file = self.result_dir / "result.json"
         state = ""
+        decision: DecisionRecord | None = None
         if summary_file.exists():
             try:
-                state = f" ({store.read_json(summary_file).get('state')})"
-            except EvidenceError:
+                stored = store.read_json(summary_file)
+                state = f" ({stored.get('state')})"
+                decision = DecisionRecord.from_json(stored["decision"]) if "decision" in stored else None
+            except (EvidenceError, KeyError, TypeError):
                 state = ""
+        gate = [neutralise(f"skill-eval: {line}", one_line=True) for line in self.gate_lines]
         if self.config.get_verbosity() < 0:
             tr.write_line(f"skill-eval result {self.result_id}{state}: skill-eval view {self.result_id}")
             if self.html_report is not None:
                 tr.write_line(f"skill-eval html report: {self.html_report}")
+            for line in gate:
+                tr.write_line(line, red=True)
+            if decision is not None:
+                tr.write_line(neutralise(f"decision: {decision.line}", one_line=True), bold=True)
             return
         tr.section("skill-eval")
         rows = [(r.nodeid, r.outcome, r.verdict) for r in self.reported.values()]
@@ -76,3 +87,10 @@ class TerminalSummary:
         if self.html_report is not None:
             tr.line(f"html report: {self.html_report}")
         tr.line(f"view it with: skill-eval view {self.result_id} [--group <position>] [--variant baseline|candidate]")
+        if decision is not None:
+            for line in decision.lines()[1:]:
+                tr.line(neutralise(line, one_line=True))
+        for line in gate:
+            tr.line(line, red=True)
+        if decision is not None:  # the last line of the section: the decision
+            tr.line(neutralise(f"decision: {decision.line}", one_line=True), bold=True)

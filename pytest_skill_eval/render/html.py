@@ -20,19 +20,19 @@ The loading (files, records, diffs) lives in :mod:`pytest_skill_eval.services.re
 from __future__ import annotations
 
 import base64
-import difflib
 import hashlib
 import json
 import re
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Any
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 
 from pytest_skill_eval import jsonbounds
+from pytest_skill_eval.evidence.decision_records import ComparisonRecord
 from pytest_skill_eval.evidence.records import (
     DefinitionRecord,
     GroupRecord,
@@ -42,46 +42,25 @@ from pytest_skill_eval.evidence.records import (
     TranscriptRecord,
     Usage,
 )
+from pytest_skill_eval.evidence.stop_records import StoppingRecord
 from pytest_skill_eval.grading.aggregate import TrialGrade
 from pytest_skill_eval.grading.results import ExpectationResult, GroupGrade
-from pytest_skill_eval.observation import ContextRequest, Turn, same_file
+from pytest_skill_eval.observation import ContextRequest, Turn
+from pytest_skill_eval.render.diffs import FileDiff
 from pytest_skill_eval.safe_text import escape_path, neutralise
 from pytest_skill_eval.sameness import IDENTICAL
 from pytest_skill_eval.trial_policy import rate_text
 from pytest_skill_eval.usage import UNAVAILABLE, VariantUsage, money, total
 
-#: a file larger than this is not diffed, only named with its sizes
-DIFF_MAX_BYTES = 512 * 1024
 #: a text longer than this (a tool result, a response, a system prompt) is cut in the page
 TEXT_SHOWN = 100_000
 #: how much of the end of a run's stderr.txt the page shows
 STDERR_SHOWN = 8000
-#: a diff longer than this many lines is cut (the file itself is in the evidence)
-DIFF_MAX_LINES = 2000
-
 _TURN = re.compile(r"\bturns? (\d+)\b")
 _CALL = re.compile(r"\btool call (\S+?)(?:,|\s|$)")
 
 
 # ------------------------------------------------------------------------------- values
-
-
-@dataclass(frozen=True, slots=True)
-class DiffLine:
-    """One line of a unified diff: ``add``, ``del``, ``ctx`` or ``hunk`` (the ``@@`` header)."""
-
-    tag: Literal["add", "del", "ctx", "hunk"]
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class FileDiff:
-    """How one file differs between two trees; ``note`` says why lines are missing or cut."""
-
-    path: str
-    change: Literal["added", "removed", "modified", "unchanged"]
-    lines: tuple[DiffLine, ...] = ()
-    note: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -204,6 +183,25 @@ class ReportGroup:
     trial: int | None = None
     #: what to do when the two variants got byte-identical skills and context (None: they differ)
     identical: str | None = None
+    #: a group run with trials: every trial in full (each its own view, loaded when opened)
+    trials: tuple[ReportGroup, ...] = ()
+    #: the group's pytest outcome (passed, failed, error), as reported or judged again
+    outcome: str | None = None
+    #: the result's decision of each of the group's comparisons
+    decisions: tuple[ComparisonRecord, ...] = ()
+    #: a group run with trials: runs that did not complete, and trials never run (``result.json`` ``lost_runs``)
+    lost_runs: int = 0
+    #: what ``--skill-eval-stop`` looked at (``stopping.json``), for a group run with a stop rule
+    stopping: StoppingRecord | None = None
+    #: ``baseline reused from …`` or why not (``reuse.json``), for a group run with --skill-eval-reuse-baseline
+    reuse: str | None = None
+
+    @property
+    def stopping_lines(self) -> list[str]:
+        """The stop rule's line, then one line per comparison and look (the view's words)."""
+        from pytest_skill_eval.render.views import render_stopping
+
+        return [line.strip().removeprefix("stopping  ") for line in render_stopping(self.stopping)]
 
     @property
     def identical_warning(self) -> str | None:
@@ -275,40 +273,6 @@ class Report:
 # ------------------------------------------------------------------------------ helpers
 
 
-def diff_files(path: str, before: bytes | None, after: bytes | None) -> FileDiff:
-    """A unified diff of one file (``None``: absent on that side); binary or huge files get a note."""
-    change: Literal["added", "removed", "modified", "unchanged"] = (
-        "added" if before is None else "removed" if after is None else "unchanged" if before == after else "modified"
-    )
-    sizes = f"{len(before) if before is not None else '-'} -> {len(after) if after is not None else '-'} bytes"
-    if max(len(before or b""), len(after or b"")) > DIFF_MAX_BYTES:
-        return FileDiff(path, change, note=f"not diffed: larger than {DIFF_MAX_BYTES // 1024} KiB ({sizes})")
-    try:
-        old = (before or b"").decode("utf-8").splitlines()
-        new = (after or b"").decode("utf-8").splitlines()
-    except UnicodeDecodeError:
-        return FileDiff(path, change, note=f"binary file, not diffed ({sizes})")
-    lines: list[DiffLine] = []
-    for raw in difflib.unified_diff(old, new, lineterm="", n=3):
-        if raw.startswith(("---", "+++")):
-            continue
-        if raw.startswith("@@"):
-            lines.append(DiffLine("hunk", raw))
-        elif raw.startswith("+"):
-            lines.append(DiffLine("add", raw[1:]))
-        elif raw.startswith("-"):
-            lines.append(DiffLine("del", raw[1:]))
-        else:
-            lines.append(DiffLine("ctx", raw[1:]))
-    note = None
-    if len(lines) > DIFF_MAX_LINES:
-        note = f"diff cut at {DIFF_MAX_LINES} of {len(lines)} lines; the whole file is in the evidence"
-        lines = lines[:DIFF_MAX_LINES]
-    if change == "modified" and not lines:
-        note = "only line endings or a final newline differ"
-    return FileDiff(path, change, tuple(lines), note)
-
-
 def assistant_steps(lines: Iterable[str], ranges: Mapping[int, tuple[int, int | None]]) -> dict[int, tuple[AssistantStep, ...]]:
     """The assistant messages of each turn: ``message_end`` records of ``events.jsonl`` lines.
 
@@ -335,16 +299,6 @@ def assistant_steps(lines: Iterable[str], ranges: Mapping[int, tuple[int, int | 
         calls = tuple(str(b.get("id")) for b in blocks if b.get("type") == "toolCall")
         found[turn].append(AssistantStep(text, thinking, calls))
     return {index: tuple(steps) for index, steps in found.items()}
-
-
-def diff_trees(before: Mapping[str, bytes], after: Mapping[str, bytes]) -> tuple[FileDiff, ...]:
-    """Every file added, removed or modified from *before* to *after*, by path (stored trees are
-    compared by their manifests' digests, and only the files that differ are read)."""
-    return tuple(
-        diff_files(rel, before.get(rel), after.get(rel))
-        for rel in sorted(set(before) | set(after))
-        if rel not in before or rel not in after or not same_file(before, after, rel)
-    )
 
 
 def turn_of(location: str) -> int | None:
@@ -463,8 +417,9 @@ def _glance(report: Report) -> _Glance:
                    usage, states)
 
 
-def render_group(group: ReportGroup, index: int) -> Markup:
-    """One group's details as an HTML fragment (escaped; loaded into the page on demand)."""
+def render_group(group: ReportGroup, index: int | str) -> Markup:
+    """One group's (or one trial's, *index* ``3-t2``) details as an HTML fragment (escaped;
+    loaded into the page on demand)."""
     template = environment().get_template("group.html.j2")
     return Markup(template.render(group=group, index=index))
 
@@ -473,7 +428,10 @@ def render_report(report: Report) -> str:
     """The whole self-contained HTML page of *report*."""
     env = environment()
     script, style = _static("report.js"), _static("report.css")
-    fragments = [script_json(str(render_group(g, i))) for i, g in enumerate(report.groups)]
+    fragments: list[tuple[str, str]] = []
+    for i, g in enumerate(report.groups):
+        fragments.append((f"g{i}", script_json(str(render_group(g, i)))))
+        fragments += [(f"g{i}-t{t.trial}", script_json(str(render_group(t, f"{i}-t{t.trial}")))) for t in g.trials]
     return env.get_template("report.html.j2").render(
         report=report,
         glance=_glance(report),

@@ -13,6 +13,7 @@ from typing import Any, NotRequired, TypedDict
 
 from pytest_skill_eval.evidence.layout import group_dir_id
 from pytest_skill_eval.evidence.records import (
+    DecisionRecord,
     GroupRecord,
     InvalidGroupRecord,
     ModelRecord,
@@ -21,6 +22,8 @@ from pytest_skill_eval.evidence.records import (
     SourceRecord,
     TranscriptRecord,
 )
+from pytest_skill_eval.evidence.reuse_records import reuse_text
+from pytest_skill_eval.evidence.stop_records import StoppingRecord, stopping_text
 from pytest_skill_eval.grading.aggregate import TrialGrade
 from pytest_skill_eval.grading.results import GradeError, GroupGrade
 from pytest_skill_eval.observation import ToolCall, Turn
@@ -65,6 +68,10 @@ class GroupEvidence(TypedDict):
     aggregate: NotRequired[TrialGrade | None]
     #: the trial whose grade and runs are shown (``--trial``), if one was selected
     trial: NotRequired[int | None]
+    #: what ``--skill-eval-stop`` looked at (``stopping.json``), for a group run with a stop rule
+    stopping: NotRequired[StoppingRecord | None]
+    #: what ``--skill-eval-reuse-baseline`` reused (``reuse.json``), for a group run with the option
+    reuse: NotRequired[dict[str, Any] | None]
 
 
 class RegradeShown(TypedDict):
@@ -145,6 +152,8 @@ def render_result(result: ResultEvidence) -> str:
             lines.append(f"rerun of  {summary.provenance.rerun_of}: its groups ran again from the inputs it stored")
         if summary.usage is not None:
             lines += _usage_lines(summary.usage, result["variant"], "usage     ")
+        if summary.decision is not None:
+            lines += decision_lines(summary.decision)
     lines += problem_lines(result["problems"], 0)
     lines.append(_selection_line(result))
     if not result["groups"]:
@@ -152,6 +161,19 @@ def render_result(result: ResultEvidence) -> str:
     for group in result["groups"]:
         lines += ["", *render_group(group, result["variant"])]
     return "".join(f"{_line(line)}\n" for line in lines)
+
+
+def decision_lines(decision: DecisionRecord) -> list[str]:
+    """The result's decision: its line, the test and rules, each comparison's line, lost runs, A/A flips."""
+    rules = decision.rules
+    total = len(decision.comparisons)
+    lines = [f"decision  {_text(decision.line)}",
+             f"          {decision.test} over {total} comparison{'s' if total != 1 else ''} ({decision.decisive} "
+             f"decisive); adjustment {rules.get('adjustment')}, alpha {rules.get('alpha')}, minimum effect "
+             f"{rules.get('min_effect')}, target power {rules.get('target_power')}, coverage floor "
+             f"{rules.get('coverage_floor')}"]
+    lines += [_text(line) for line in decision.lines()[1:]]
+    return lines
 
 
 def render_group(group: GroupEvidence, variant: str | None = None) -> list[str]:
@@ -167,6 +189,9 @@ def render_group(group: GroupEvidence, variant: str | None = None) -> list[str]:
         lines += _usage_lines(data.usage, variant, "usage     ")
     if group["definition_path"]:
         lines.append(f"definition {escape_path(group['definition_path'])}")
+    reuse = group.get("reuse")
+    if reuse is not None:
+        lines.append(f"reuse     {_text(reuse_text(reuse))}")
     if isinstance(data, InvalidGroupRecord) and data.definition_errors:
         # a suite entry whose group file could not be loaded: no run, no grade
         lines.append(f"definition {escape_path(data.ref)} is invalid")
@@ -174,6 +199,7 @@ def render_group(group: GroupEvidence, variant: str | None = None) -> list[str]:
     trials = data.trials if isinstance(data, GroupRecord) else None
     if trials is not None:
         lines += render_aggregate(group.get("aggregate"), variant, trials.planned)
+        lines += render_stopping(group.get("stopping"))
         selected = group.get("trial")
         if selected is None:
             lines.append(f"trials    each trial's grade and runs: skill-eval view <result> --group {group['position']} "
@@ -205,6 +231,21 @@ def _usage_lines(usage: VariantUsage, variant: str | None, label: str) -> list[s
         return [f"{label}{variant}: {usage_text(usage.variant(variant))}"]
     return [f"{label}{name}: {usage_text(part)}"
             for name, part in (("baseline", usage.baseline), ("candidate", usage.candidate), ("total", usage.total))]
+
+
+def render_stopping(record: StoppingRecord | None) -> list[str]:
+    """``stopping  stopped after 6 of 20 trials (sequential): ...`` and each comparison's looks."""
+    if record is None:
+        return []
+    lines = [f"stopping  {_text(stopping_text(record))}"]
+    for cid, looks in record.looks:
+        lines.append(f"  comparison {_text(cid)}")
+        for look in looks:
+            bound = "unreachable" if look.boundary_p is None else f"p <= {look.boundary_p:.2g}"
+            lines.append(f"    look {look.number} after {look.trials} of {look.planned} trials: {look.higher} higher, "
+                         f"{look.lower} lower, S = {look.statistic}, boundary |S| >= {look.boundary} ({bound}), "
+                         f"p = {look.p_value:.2g}, alpha spent {look.spent:.2g} of {look.allowed:.2g}: {look.decision}")
+    return lines
 
 
 def render_aggregate(aggregate: TrialGrade | None, variant: str | None, planned: int) -> list[str]:

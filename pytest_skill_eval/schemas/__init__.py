@@ -39,7 +39,9 @@ from pytest_skill_eval.errors import Problem, did_you_mean, json_text, show
 if TYPE_CHECKING:
     import jsonschema
 
-__all__ = ["describe", "join_quoted", "problems", "quote", "schema"]
+    from pytest_skill_eval.schemas.fast import CodeStore
+
+__all__ = ["describe", "join_quoted", "problems", "quote", "schema", "use_code_store"]
 
 SHOWN_CHARACTERS = 80
 """Longest string a message shows whole."""
@@ -89,7 +91,17 @@ def _validator(name: str, definition: str | None = None) -> jsonschema.Draft2020
 def _fast_check(name: str, definition: str | None = None) -> Callable[[Any], bool] | None:
     from pytest_skill_eval.schemas.fast import compile_check
 
-    return compile_check(_target(name, definition), _by_id())
+    return compile_check(_target(name, definition), _by_id(), _code_store)
+
+
+_code_store: CodeStore | None = None
+
+
+def use_code_store(store: CodeStore | None) -> None:
+    """Keep the compiled checks in *store* from now on (the shells pass the evaluator's cache)."""
+    global _code_store
+    _code_store = store
+    _fast_check.cache_clear()
 
 
 def problems(name: str, doc: Any, definition: str | None = None) -> list[Problem]:

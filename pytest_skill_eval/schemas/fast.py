@@ -29,12 +29,30 @@ example document and on mutations of each.
 
 from __future__ import annotations
 
+import hashlib
+import json
+import marshal
+import sys
+import types
 from collections.abc import Callable, Mapping
-from typing import Any
+from importlib.util import MAGIC_NUMBER
+from typing import Any, Protocol
 
 from pytest_skill_eval.errors import Unsupported
 
-__all__ = ["bundle", "compile_check", "lower"]
+__all__ = ["CodeStore", "bundle", "compile_check", "lower"]
+
+
+class CodeStore(Protocol):
+    """Where compiled checks are kept between processes (the evaluator's cache directory).
+
+    *key* names one check exactly (:func:`code_key`); ``load`` answers None for a check
+    it does not hold or will not vouch for, and ``save`` may fail silently.
+    """
+
+    def load(self, key: str) -> bytes | None: ...
+
+    def save(self, key: str, data: bytes) -> None: ...
 
 Check = Callable[[Any], bool]
 """True when the document is valid; False when it may not be (ask jsonschema)."""
@@ -162,10 +180,32 @@ def bundle(target: Mapping[str, Any], documents: Mapping[str, Mapping[str, Any]]
     return {**root, "$defs": lowered}
 
 
-def compile_check(target: Mapping[str, Any], documents: Mapping[str, Mapping[str, Any]]) -> Check | None:
+#: how fastjsonschema is asked to compile (part of every check's key)
+_OPTIONS: dict[str, Any] = {"use_formats": False, "use_default": False, "detailed_exceptions": False}
+
+
+def _no_fetch(uri: str) -> Any:
+    raise Unsupported(f"no schema is fetched: {uri}")
+
+
+_HANDLERS = {scheme: _no_fetch for scheme in ("urn", "http", "https", "file", "ftp", "data")}
+
+
+def code_key(bundled: Any, compiler_version: str) -> str:
+    """The name of the compiled code of the *bundled* schema: everything it depends on
+    (the schema, the compile options, fastjsonschema's and Python's bytecode versions)."""
+    spelled = json.dumps(["schema-check/1", compiler_version, sys.version, MAGIC_NUMBER.hex(), _OPTIONS, bundled],
+                         sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    return hashlib.sha256(spelled.encode("ascii")).hexdigest()
+
+
+def compile_check(target: Mapping[str, Any], documents: Mapping[str, Mapping[str, Any]],
+                  store: CodeStore | None = None) -> Check | None:
     """The compiled check of *target*, or None when it cannot be trusted (or built).
 
     *documents* maps each packaged schema's ``$id`` to the schema, for ``$ref`` between them.
+    With a *store*, the Python code fastjsonschema generates for it is compiled once and
+    kept there (generating and compiling it costs 1-8 ms a schema, in every process).
     """
     try:
         import fastjsonschema
@@ -175,15 +215,8 @@ def compile_check(target: Mapping[str, Any], documents: Mapping[str, Mapping[str
         bundled = bundle(target, documents)
     except Unsupported:
         return None
-
-    def no_fetch(uri: str) -> Any:
-        raise Unsupported(f"no schema is fetched: {uri}")
-
-    handlers = {scheme: no_fetch for scheme in ("urn", "http", "https", "file", "ftp", "data")}
-    try:
-        validate = fastjsonschema.compile(bundled, handlers=handlers, use_formats=False, use_default=False,
-                                          detailed_exceptions=False)
-    except Exception:  # a definition fastjsonschema itself refuses: jsonschema decides alone
+    validate = _compiled(bundled, fastjsonschema, store)
+    if validate is None:
         return None
 
     def check(doc: Any) -> bool:
@@ -194,3 +227,35 @@ def compile_check(target: Mapping[str, Any], documents: Mapping[str, Mapping[str
         return True
 
     return check
+
+
+def _compiled(bundled: Any, fastjsonschema: Any, store: CodeStore | None) -> Callable[[Any], Any] | None:
+    """fastjsonschema's ``validate`` for *bundled*: its generated module, from *store* when it
+    holds it, else generated and compiled now (and saved)."""
+    key = code_key(bundled, fastjsonschema.VERSION) if store is not None else ""
+    code = _stored_code(store.load(key)) if store is not None else None
+    if code is None:
+        try:
+            source = fastjsonschema.compile_to_code(bundled, handlers=_HANDLERS, **_OPTIONS)
+            code = compile(source, "<compiled schema check>", "exec")
+        except Exception:  # a definition fastjsonschema itself refuses: jsonschema decides alone
+            return None
+        if store is not None:
+            store.save(key, marshal.dumps(code))
+    namespace: dict[str, Any] = {}
+    try:
+        exec(code, namespace)  # the generated module: its imports and patterns, then the functions
+    except Exception:
+        return None
+    validate = namespace.get("validate")
+    return validate if callable(validate) else None
+
+
+def _stored_code(data: bytes | None) -> types.CodeType | None:
+    if data is None:
+        return None
+    try:
+        code = marshal.loads(data)
+    except (ValueError, EOFError, TypeError):
+        return None
+    return code if isinstance(code, types.CodeType) else None

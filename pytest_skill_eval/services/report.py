@@ -23,22 +23,22 @@ from typing import Any, cast
 from pytest_skill_eval import __version__
 from pytest_skill_eval.engine.verdict import identical_inputs_advice
 from pytest_skill_eval.errors import EvidenceError, SkillEvalError
-from pytest_skill_eval.evidence import layout, records, safe_io, store
+from pytest_skill_eval.evidence import layout, records, safe_io, store, trees
 from pytest_skill_eval.evidence.locate import regrade_files, regrade_time, resolve_result
 from pytest_skill_eval.evidence.reader import load_tree, parse_aggregate, parse_grade, read_checked
+from pytest_skill_eval.evidence.reuse_records import parse_reuse, reuse_text
+from pytest_skill_eval.evidence.stop_records import StoppingRecord, parse_stopping
 from pytest_skill_eval.grading.aggregate import TrialGrade
 from pytest_skill_eval.grading.results import GroupGrade
 from pytest_skill_eval.paths import shown
+from pytest_skill_eval.render.diffs import FileDiff, diff_files, diff_trees
 from pytest_skill_eval.render.html import (
     STDERR_SHOWN,
-    FileDiff,
     Report,
     ReportGroup,
     ReportVariant,
     ResourceFile,
     assistant_steps,
-    diff_files,
-    diff_trees,
     render_report,
 )
 from pytest_skill_eval.safe_text import escape_path
@@ -189,11 +189,11 @@ def _now_contents(variant: ReportVariant, key: str, expected: Mapping[str, str],
         where = _materialise(variant.run, rel, dest, result_dir)
     except (SkillEvalError, OSError) as exc:
         return None, f"{variant.name}: {rel} cannot be read now ({exc})"
-    now = store.fingerprint_tree(dest)
+    now = trees.fingerprint_tree(dest)
     if dict(now) != dict(expected):
         return None, (f"{variant.name}: {rel} in {where} has changed since the run (its fingerprints differ), "
                       "so its contents are not shown")
-    files = {".": dest.read_bytes()} if dest.is_file() else store.read_files(dest)
+    files = {".": dest.read_bytes()} if dest.is_file() else trees.read_files(dest)
     return files, f"{variant.name}: {rel} read now from {where}"
 
 
@@ -235,7 +235,51 @@ def _resources(gdir: Path, variants: tuple[ReportVariant, ...], result_dir: Path
     return tuple(found)
 
 
-def _group(gdir: Path, result_dir: Path) -> ReportGroup:
+def _trial_view(gdir: Path, number: int, record: records.GroupRecord, definition: records.DefinitionRecord | None,
+                result_dir: Path) -> ReportGroup:
+    """Trial *number* of a group run with trials, in full: its grade and both runs."""
+    problems: list[str] = []
+    runs_dir = layout.trial_dir(gdir, number)
+    grade, regrade = _newest_grade(runs_dir, layout.trial_grade_file(runs_dir), result_dir, problems)
+    declared_all = (definition.definition.get("variants") or {}) if definition is not None else {}
+    variants = tuple(
+        _variant(runs_dir, name, declared_all.get(name) or {} if isinstance(declared_all, dict) else {}, result_dir)
+        for name in _VARIANTS
+        if safe_io.entry_kind(runs_dir / name, result_dir) is not None
+    )
+    return ReportGroup(dir=f"{gdir.name}/{layout.TRIALS_DIR}/{number:03d}", position=layout.group_position(gdir.name),
+                       record=record, grade=grade, regrade=regrade, definition=definition, variants=variants,
+                       problems=tuple(problems), trial=number)
+
+
+def _outcome(gdir: Path, summary: records.ResultRecord | None, result_dir: Path) -> str | None:
+    """The pytest outcome of the group, judged again from its evidence under the result's recorded
+    settings (``provenance``; a result without them is judged under the defaults)."""
+    from pytest_skill_eval.decision import DecisionRules
+    from pytest_skill_eval.engine.verdict import judge_group_dir
+    from pytest_skill_eval.policy import parse_fail_on
+
+    provenance = summary.provenance if summary is not None else None
+    decision = summary.decision if summary is not None else None
+    # the judging reads below the variants' directories: only real directories of the result
+    # (a stored result is untrusted; a linked variant directory could lead out of it)
+    if any(safe_io.entry_kind(gdir / name, result_dir) not in (None, safe_io.DIRECTORY) for name in _VARIANTS):
+        return None
+    try:
+        fail_on = parse_fail_on(provenance.fail_on) if provenance is not None else "candidate"
+        alpha = provenance.alpha if provenance is not None else 0.05
+        rules = DecisionRules(alpha=alpha, min_effect=float(decision.rules["min_effect"]),
+                              adjustment=decision.rules["adjustment"]) if decision is not None else None
+        verdict = judge_group_dir(gdir, fail_on=fail_on, pass_rate=provenance.pass_rate if provenance else 1.0,
+                                  alpha=alpha, result_id=gdir.parent.parent.name, rules=rules,
+                                  family=len(decision.comparisons) if decision is not None else 0)
+    except (EvidenceError, OSError, ValueError, KeyError, TypeError):
+        return None
+    return "error" if verdict.error else "failed" if verdict.failing else "passed"
+
+
+def _group(gdir: Path, result_dir: Path, summary: records.ResultRecord | None = None,
+           outcome: str | None = None) -> ReportGroup:
     problems: list[str] = []
     definition = _read(records.DefinitionRecord, gdir / "definition.json", result_dir, problems)
     record_file = layout.group_record_file(gdir)
@@ -249,12 +293,19 @@ def _group(gdir: Path, result_dir: Path) -> ReportGroup:
             problems.append(str(exc))
     trials = record.trials if isinstance(record, records.GroupRecord) else None
     aggregate: TrialGrade | None = None
+    stopping: StoppingRecord | None = None
+    reuse_path = gdir / layout.REUSE_FILE
+    reuse, found_reuse = read_checked(reuse_path, parse_reuse, shown(reuse_path, result_dir), root=result_dir)
+    problems += found_reuse
     runs_dir = gdir
     if trials is not None:
         # a group run with trials: the aggregate, and trial 1 in full (the others are in trials/)
         aggregate_path = records.grade_file(gdir, cast(records.GroupRecord, record))
         aggregate, found = read_checked(aggregate_path, parse_aggregate, shown(aggregate_path, result_dir),
                                         root=result_dir)
+        problems += found
+        stopping_path = gdir / layout.STOPPING_FILE
+        stopping, found = read_checked(stopping_path, parse_stopping, shown(stopping_path, result_dir), root=result_dir)
         problems += found
         runs_dir = layout.trial_dir(gdir, 1)
         grade_path = layout.trial_grade_file(runs_dir)
@@ -268,14 +319,36 @@ def _group(gdir: Path, result_dir: Path) -> ReportGroup:
         if safe_io.entry_kind(runs_dir / name, result_dir) is not None
     )
     resources = _resources(gdir, variants, result_dir, problems)
-    return ReportGroup(dir=gdir.name, position=layout.group_position(gdir.name), record=record, grade=grade,
+    every_trial: tuple[ReportGroup, ...] = ()
+    if trials is not None and isinstance(record, records.GroupRecord):
+        try:
+            numbers = [int(t.name) for t in layout.trial_dirs(gdir)]
+        except (EvidenceError, OSError) as exc:
+            problems.append(str(exc))
+            numbers = []
+        every_trial = tuple(_trial_view(gdir, n, record, definition, result_dir) for n in numbers)
+    position = layout.group_position(gdir.name)
+    decided = tuple(c for c in (summary.decision.comparisons if summary is not None and summary.decision else ())
+                    if c.position == position)
+    entry = next((e for e in (summary.groups if summary is not None else ()) if e.dir == gdir.name), None)
+    lost = sum(entry.lost_runs.values()) if entry is not None and entry.lost_runs else 0
+    return ReportGroup(dir=gdir.name, position=position, record=record, grade=grade,
                        regrade=regrade, definition=definition, variants=variants, resources=resources,
                        problems=tuple(problems), aggregate=aggregate, trial=1 if trials is not None else None,
-                       identical=identical_inputs_advice(gdir))
+                       # an A/A run gives both arms the same inputs on purpose
+                       identical=None if summary is not None and summary.decision is not None and summary.decision.aa
+                       else identical_inputs_advice(gdir), trials=every_trial,
+                       outcome=outcome or (_outcome(gdir, summary, result_dir) if record is not None else None),
+                       decisions=decided, lost_runs=lost, stopping=stopping,
+                       reuse=reuse_text(reuse) if reuse is not None else None)
 
 
-def load_report(result_dir: Path, *, now: datetime | None = None) -> Report:
-    """Everything the HTML report shows of *result_dir*; unreadable files become problems."""
+def load_report(result_dir: Path, *, now: datetime | None = None, outcomes: Mapping[int, str] | None = None) -> Report:
+    """Everything the HTML report shows of *result_dir*; unreadable files become problems.
+
+    *outcomes*: each group's pytest outcome by position, as the run reported it; a group
+    without one is judged again from its evidence under the result's recorded settings.
+    """
     problems: list[str] = []
     summary = _read(records.ResultRecord, result_dir / "result.json", result_dir, problems)
     try:
@@ -283,20 +356,22 @@ def load_report(result_dir: Path, *, now: datetime | None = None) -> Report:
     except EvidenceError as exc:
         problems.append(str(exc))
         dirs = []
-    groups = tuple(_group(gdir, result_dir) for gdir in dirs)
+    known = outcomes or {}
+    groups = tuple(_group(gdir, result_dir, summary, known.get(layout.group_position(gdir.name))) for gdir in dirs)
     stamp = (now or datetime.now(UTC)).strftime("%Y-%m-%d %H:%M:%S UTC")
     return Report(result_id=result_dir.name, path=str(result_dir), summary=summary, groups=groups,
                   generated_at=stamp, version=__version__, problems=tuple(problems))
 
 
-def write_report(result_dir: Path, output: Path | None = None) -> tuple[Path, list[str]]:
+def write_report(result_dir: Path, output: Path | None = None,
+                 outcomes: Mapping[int, str] | None = None) -> tuple[Path, list[str]]:
     """Render *result_dir* into ``<result>/report.html`` (and *output*); atomic writes.
 
     Returns the path written to (*output* when given) and warnings: each evidence file the
     page names as a problem, and a result directory that cannot take the copy (a read-only
     artifact) when *output* was written.
     """
-    loaded = load_report(result_dir)
+    loaded = load_report(result_dir, outcomes=outcomes)
     page = render_report(loaded).encode("utf-8")
     # every evidence file the page names as a problem is named on stderr too (CI logs)
     warnings: list[str] = [f"problem: {p}" for p in loaded.problems]

@@ -1,7 +1,7 @@
 """A Markdown summary of the batch for a CI job page (GitHub Actions' ``GITHUB_STEP_SUMMARY``).
 
 When the environment variable names a file, the process that writes ``result.json`` appends
-one section to it: the groups (outcome, variants, comparisons), the transitions counted, the
+one section to it: the result's decision (its line and a table of the comparisons), the groups (outcome, variants, comparisons), the transitions counted, the
 cost pi reported, and where the evidence and the HTML report are, relative to the rootdir.
 
 Every cell is neutralised on one line (:func:`~pytest_skill_eval.safe_text.neutralise`) and
@@ -17,6 +17,7 @@ import re
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
+from pytest_skill_eval.evidence.decision_records import DecisionRecord
 from pytest_skill_eval.policy import Judgement, count_words
 from pytest_skill_eval.safe_text import neutralise
 from pytest_skill_eval.usage import Usage, VariantUsage, cost_text, tokens_text
@@ -33,6 +34,40 @@ def result_usage(result_dir: Path, rows: Sequence[tuple[str, str, Judgement | No
     if summary is not None and summary.usage is not None:
         return summary.usage
     return sum((v.usage for _n, _o, v in rows if v is not None and v.usage is not None), VariantUsage())
+
+
+def result_decision(result_dir: Path) -> DecisionRecord | None:
+    """The decision ``result.json`` holds (None: none was written, or it predates decisions)."""
+    from pytest_skill_eval.evidence.reader import read_optional
+    from pytest_skill_eval.evidence.records import ResultRecord
+
+    summary = read_optional(ResultRecord, result_dir / "result.json")
+    return summary.decision if summary is not None else None
+
+
+def _figure(value: float | None, digits: str = ".2g") -> str:
+    return "-" if value is None else format(value, digits)
+
+
+def decision_markdown(decision: DecisionRecord) -> list[str]:
+    """The decision line, then a table of every comparison's decision and figures."""
+    adjustment = str(decision.rules.get("adjustment"))
+    lines = [f"**Decision:** {_cell(decision.line)}", "",
+             f"{_cell(decision.test)} over {len(decision.comparisons)} comparisons ({decision.decisive} decisive), "
+             f"adjustment {_cell(adjustment)}" + (f"; lost runs: {decision.lost_runs}" if decision.lost_runs else ""),
+             ""]
+    if decision.flips is not None:
+        lines += [f"**A/A false-flip rate:** {_cell(decision.flips.flip_rate.text())}", ""]
+    if decision.comparisons:
+        lines += ["| comparison | decision | baseline | candidate | p | adjusted p | power | coverage |",
+                  "| --- | --- | --- | --- | --- | --- | --- | --- |"]
+        for c in decision.comparisons:
+            lines.append(f"| {_code(f'{c.group}/{c.comparison}')} | {_cell(c.decision)} "
+                         f"| {c.baseline_passes}/{c.baseline_graded} | {c.candidate_passes}/{c.candidate_graded} "
+                         f"| {_figure(c.p_value)} | {_figure(c.adjusted_p_value)} | {_figure(c.power, '.2f')} "
+                         f"| {c.coverage * 100:.0f} % |")
+        lines.append("")
+    return lines
 
 
 #: what would start emphasis, a link or image, HTML, an entity, a heading, math or a table cell
@@ -67,8 +102,11 @@ def step_summary(rows: Sequence[tuple[str, str, Judgement | None]], *, result_id
     for _nodeid, outcome, _verdict in rows:
         outcomes[outcome] = outcomes.get(outcome, 0) + 1
     counted = ", ".join(f"{n} {word}" for word, n in outcomes.items()) or "no groups"
-    lines = [f"## skill-eval result {_code(result_id)} ({_cell(state or 'no result.json')})", "",
-             f"{len(rows)} group{'s' if len(rows) != 1 else ''}: {_cell(counted)}", ""]
+    lines = [f"## skill-eval result {_code(result_id)} ({_cell(state or 'no result.json')})", ""]
+    decision = result_decision(result_dir)
+    if decision is not None:
+        lines += decision_markdown(decision)
+    lines += [f"{len(rows)} group{'s' if len(rows) != 1 else ''}: {_cell(counted)}", ""]
     if rows:
         lines += ["| # | group | outcome | baseline | candidate | tokens | cost | comparisons |",
                   "| --- | --- | --- | --- | --- | --- | --- | --- |"]

@@ -15,7 +15,7 @@ from typing import Any, Literal, Protocol
 
 from pytest_skill_eval.definitions.model import ExtensionBundle, Group, Variant
 from pytest_skill_eval.errors import InvalidVariant, SkillEvalError, SourceError
-from pytest_skill_eval.evidence import store
+from pytest_skill_eval.evidence import trees
 from pytest_skill_eval.redaction import unsafe_reason
 from pytest_skill_eval.sources.snapshots import SourceIdentity
 
@@ -119,7 +119,7 @@ def _without_description(lines: list[str]) -> list[str]:
 
 def describe_revision_difference(before: Path, after: Path) -> str | None:
     """None when two target snapshots differ only in the frontmatter description text."""
-    files_a, files_b = store.read_files(before), store.read_files(after)
+    files_a, files_b = trees.read_files(before), trees.read_files(after)
     if set(files_a) != set(files_b):
         only = sorted(set(files_a) ^ set(files_b))
         return "the target snapshots hold different files: " + ", ".join(only)

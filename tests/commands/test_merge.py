@@ -108,6 +108,20 @@ def test_every_conflict_is_reported_at_once(tmp_path: Path, monkeypatch: pytest.
     assert f"settings differ: --skill-eval-seed is None in {one}, '7' in {other}" in err
 
 
+def test_shards_with_different_stop_rules_are_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    one, other = write_shard(tmp_path / "a", 1, 2), write_shard(tmp_path / "b", 2, 2)
+    summary = json.loads((other / "result.json").read_text())
+    summary["provenance"] = {
+        "versions": {"pytest-skill-eval": "0.1.0", "python": "3", "pytest": "9"}, "hosts": [], "selection": {},
+        "fail_on": "candidate", "trials": 1, "seed": "s", "pass_rate": 1.0, "alpha": 0.05, "provider_timeout_s": 1.0,
+        "rerun_infra": 0, "argv": [], "rerun_of": None, "stop": "curtail"}
+    (other / "result.json").write_text(json.dumps(summary))
+    assert merge_cli(tmp_path, one, other, monkeypatch=monkeypatch) == 4
+    assert (f"settings differ: --skill-eval-stop is 'off' in {one}, 'curtail' in {other}"
+            in _refused(capsys, tmp_path))
+
+
 def test_shard_counts_must_agree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                                  capsys: pytest.CaptureFixture[str]) -> None:
     one, two = write_shard(tmp_path / "a", 1, 2), write_shard(tmp_path / "b", 2, 3)
@@ -168,7 +182,10 @@ def test_shards_that_selected_nothing_merge_into_an_empty_result_exit_five(
         assert schemas.problems(schema, data) == [], name
     assert json.loads((merged / "selection.json").read_text()) == {"variants": ["baseline", "candidate"], "groups": []}
     result = json.loads((merged / "result.json").read_text())
+    decision = result.pop("decision")
     assert result == {"result_id": merged.name, "state": "complete", "groups": []}
+    assert (decision["decision"], decision["comparisons"]) == ("indecisive", [])
+    assert decision["line"] == "indecisive: no comparison to decide on (no group compared both variants)"
     record = json.loads((merged / "merge.json").read_text())
     assert [(s["index"], s["result_id"]) for s in record["shards"]] == [(1, shards[0].name), (2, shards[1].name)]
 

@@ -102,6 +102,10 @@ def test_merged_shards_equal_the_single_run(tmp_path: Path, pi_host: object) -> 
     assert [name for name in want if want[name] != got[name]] == []
     record = json.loads((merged / "merge.json").read_text())
     assert [s["index"] for s in record["shards"]] == [1, 2]
+    # the decision over every shard's comparisons is the one the single run made
+    single_decision = json.loads((_result(single) / "result.json").read_text())["decision"]
+    merged_decision = json.loads((merged / "result.json").read_text())["decision"]
+    assert merged_decision == single_decision and len(merged_decision["comparisons"]) == 4
 
     view = _cli(merge_root, "view", "latest", "--group", "3", "--variant", "candidate")
     assert view.returncode == 0, view.stdout + view.stderr

@@ -41,8 +41,8 @@ def test_the_trials_example_gives_the_seeded_counts_under_xdist(trials_suite: Pa
     result = pytester.runpytest_subprocess("-v", "-p", "no:cacheprovider", "-n", "2", "--junitxml=junit.xml")
     result.assert_outcomes(passed=2)
     result.stdout.fnmatch_lines_random([
-        "*PASSED 7/20 -> 19/20 (p=0.00014) (20 trials) suite.json::changelog-activation*",
-        "*PASSED pass-to-pass (20 trials) suite.json::changelog-body*",
+        "*PASSED 7/20 -> 19/20 (p=0.00014) (20 trials; better) suite.json::changelog-activation*",
+        "*PASSED pass-to-pass (20 trials; underpowered) suite.json::changelog-body*",
     ])
     res = _result(trials_suite)
     summary = _json(res / "result.json")
@@ -50,6 +50,15 @@ def test_the_trials_example_gives_the_seeded_counts_under_xdist(trials_suite: Pa
     assert [g["comparisons"] for g in summary["groups"]] == [
         {"reads-skill": "7/20 -> 19/20 (p=0.00014)"}, {"writes-changelog": "pass-to-pass"}]
     assert [g["trials"] for g in summary["groups"]] == [{"planned": 20, "ran": 20}] * 2
+    assert [g["lost_runs"] for g in summary["groups"]] == [{"baseline": 0, "candidate": 0}] * 2
+    # the decision: one case higher, one tie; the sign test over cases, per comparison Fisher with Holm
+    decision = summary["decision"]
+    assert (decision["test"], decision["counts"]) == ("exact sign test", {"higher": 1, "lower": 0, "ties": 1})
+    assert decision["decision"] == "underpowered" and decision["p_value"] == 1.0
+    activation_decision = decision["comparisons"][0]
+    assert activation_decision["decision"] == "better"
+    assert activation_decision["adjusted_p_value"] == pytest.approx(2 * activation_decision["p_value"])
+    assert activation_decision["line"] == "better: 7/20 -> 19/20, p = 0.00014 (holm 0.00027)"
 
     activation = res / "groups" / "001-changelog-activation"
     aggregate = _json(activation / "aggregate.json")
@@ -78,6 +87,12 @@ def test_the_trials_example_gives_the_seeded_counts_under_xdist(trials_suite: Pa
     props = {p.get("name"): p.get("value") for p in block.iter("property")}
     assert props["skill_eval.trials"] == "20/20"
     assert props["skill_eval.comparison.reads-skill"] == "7/20 -> 19/20 (p=0.00014)"
+    assert props["skill_eval.comparison.reads-skill.decision"] == "better: 7/20 -> 19/20, p = 0.00014 (holm 0.00027)"
+    details = next(t for t in ElementTree.parse(trials_suite / "junit.xml").iter("testsuite")
+                   if t.get("name") == "skill-eval details")
+    result_props = {p.get("name"): p.get("value") for p in details.findall("properties/property")}
+    assert result_props["skill_eval.decision"] == decision["line"]
+    assert result_props["skill_eval.decision.comparison.changelog-activation/reads-skill"] == activation_decision["line"]
     assert str(props["skill_eval.expectation.candidate-reads-skill"]).startswith("candidate 19/20 (95 %, 95 % CI 76-99 %)")
 
 

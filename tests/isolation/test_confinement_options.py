@@ -83,4 +83,4 @@ def test_the_user_widens_access_from_the_command_line_only(pytester: pytest.Pyte
     assert json.loads((vdir / "workspace" / "probe.json").read_text()) == {"granted": "GRANTED", "denied": "EACCES", "port": "ok"}
     rules = json.loads((vdir / "run.json").read_text())["confinement"]["rules"]
     assert {"role": "user-allow-read", "access": "read", "path": str(granted.resolve())} in rules["paths"]
-    assert {"role": "user-allow-net", "host": "localhost", "port": port} in rules["connect"]
+    assert {"role": "user-allow-net", "host": "localhost", "port": port, "via": "bridge"} in rules["connect"]

@@ -147,15 +147,16 @@ def test_missing_names_what_the_kernel_lacks() -> None:
 
 
 def test_required_refuses_a_kernel_without_landlock_and_says_how_to_get_it(tmp_path: Path) -> None:
-    for abi in (0, 3):
-        with pytest.raises(HostError, match="required.*cannot enforce.*network rules.*Landlock"):
-            confine_variant(Settings("required"), ROOTS, MODEL, tmp_path, abi=abi)
+    with pytest.raises(HostError, match="required.*cannot enforce.*filesystem rules.*Landlock"):
+        confine_variant(Settings("required"), ROOTS, MODEL, tmp_path, abi=0, netns_gap="")
+    with pytest.raises(HostError, match="required.*cannot enforce.*network namespace \\(no userns\\).*network rules"):
+        confine_variant(Settings("required"), ROOTS, MODEL, tmp_path, abi=3, netns_gap="no userns")
 
 
 def test_required_runs_where_only_scoping_is_missing_and_records_the_gap(tmp_path: Path) -> None:
     warn_once.cache_clear()
     with pytest.warns(RuntimeWarning, match="partial.*signal and abstract-socket scoping"):
-        confined = confine_variant(Settings("required"), ROOTS, MODEL, tmp_path / "baseline", abi=5)
+        confined = confine_variant(Settings("required"), ROOTS, MODEL, tmp_path / "baseline", abi=5, netns_gap="")
     assert confined.wrapper and confined.record["mechanism"] == "landlock"
     assert confined.record["not_enforced"][0].startswith("signal and abstract-socket scoping")
 

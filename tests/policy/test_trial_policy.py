@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from pytest_skill_eval.grading.aggregate import ComparisonRate, ExpectationRate, TrialGrade
-from pytest_skill_eval.policy import FailOn, VariantState, Verdict, judge_trials, summary_table
+from pytest_skill_eval.policy import FailOn, VariantState, Verdict, judge_trials
+from pytest_skill_eval.summary_table import summary_table
 
 
 def verdict(baseline: tuple[int, int], candidate: tuple[int, int], *, fail_on: FailOn = "candidate",

@@ -23,12 +23,10 @@ import pytest
 from pytest_skill_eval.evidence import records, store
 from pytest_skill_eval.grading.results import ComparisonResult, ExpectationResult, ExpectationStatus, GroupGrade
 from pytest_skill_eval.observation import ToolCall, Turn
+from pytest_skill_eval.render.diffs import DIFF_MAX_LINES, diff_files, diff_trees
 from pytest_skill_eval.render.html import (
-    DIFF_MAX_LINES,
     TEXT_SHOWN,
     assistant_steps,
-    diff_files,
-    diff_trees,
     render_report,
     script_json,
     turn_of,

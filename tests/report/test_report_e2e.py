@@ -10,8 +10,10 @@ quickstart report.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -115,9 +117,64 @@ def test_a_trials_result_shows_the_rates_and_the_first_trial_in_full(pytester: p
     report = root / "out" / "report.html"
     opened = open_report(report)
     assert opened.open_all_groups() == 2
-    text = opened.page.locator("#g1 .group-body").inner_text()
+    text = opened.page.locator("#g1 > .group-body").inner_text()
     assert "Trials" in text and "2 of 2 trials ran" in text and "trial 1 is shown in full" in text
     assert "2/2 (100 %, 95 % CI 34-100 %)" in text
     assert "Comparisons in trial 1" in text and "Turns" in text
     assert opened.page.locator("#g1 .turn").count() >= 2
+    # every trial opens, not only trial 1: trial 2's own runs and turns load when it is opened
+    trials = opened.page.locator("#g1 details.trial")
+    assert trials.count() == 2
+    assert opened.page.locator("#g1-t2 .turn").count() == 0
+    opened.page.locator("#g1-t2 > summary").click()
+    opened.page.locator("#g1-t2 .turn").first.wait_for()
+    trial_two = opened.page.locator("#g1-t2 > .group-body").inner_text()
+    assert "trials/002" in trial_two and "Turns" in trial_two and "What differs" not in trial_two
+    assert opened.page.locator("#g1-t2 .turn").count() >= 2
     opened.assert_clean(report.as_uri())
+    # a link to a trial opens its group and the trial
+    linked = open_report(report, "g0-t2")
+    linked.page.locator("#g0-t2 .turn").first.wait_for()
+    assert linked.page.locator("#g0").evaluate("d => d.open") and linked.page.locator("#g0-t2").evaluate("d => d.open")
+    assert linked.page.locator("#g0-t2 .turn").count() >= 1
+    linked.assert_clean(report.as_uri())
+
+
+def test_the_report_opens_with_the_decision_and_shows_each_groups_pytest_outcome(
+        pytester: pytest.Pytester, pi_host: object, open_report: Any) -> None:
+    root = _copy(EXAMPLES / "quickstart", pytester)
+    suite = json.loads((root / "suite.json").read_text())
+    groups = suite["groups"]
+    # a third group whose model has no script: both variants invalid, its comparison not-comparable
+    broken = json.loads((root / groups[0]).read_text())
+    broken["id"] = "no-script"
+    broken["model"] = {"model": "scripted/no-such-script"}
+    (root / "groups" / "no-script.json").write_text(json.dumps(broken))
+    suite["groups"] = [*groups, "groups/no-script.json"]
+    (root / "suite.json").write_text(json.dumps(suite))
+    result = pytester.runpytest_subprocess("-p", "no:cacheprovider", "--skill-eval-html=out/report.html")
+    result.assert_outcomes(passed=2, errors=1)
+    report = root / "out" / "report.html"
+    stored = json.loads((_result_dir(root) / "result.json").read_text())
+    opened = open_report(report)
+    page = opened.page
+    # the first section after the header is the decision, with its line
+    first = page.locator("body > section").first
+    assert first.get_attribute("id") == "decision"
+    assert page.locator("#decision .decision-line").inner_text() == stored["decision"]["line"]
+    assert page.locator("#decisions tbody tr").count() == 3
+    outcomes = [page.locator("#groups tbody tr").nth(i).locator(".pytest").inner_text() for i in range(3)]
+    assert outcomes == ["passed", "passed", "error"]
+    # fail-to-fail is not drawn like not-comparable
+    not_comparable = page.locator("#groups .tr-not-comparable").first
+    colour = not_comparable.evaluate("e => getComputedStyle(e).color")
+    page.evaluate("() => { const s = document.createElement('span'); s.className = 'tr tr-fail-to-fail'; "
+                  "s.id = 'probe'; document.body.append(s); }")
+    assert page.locator("#probe").evaluate("e => getComputedStyle(e).color") != colour
+    opened.assert_clean(report.as_uri())
+    # skill-eval report, from the stored result alone, judges the outcomes again the same way
+    again = pytester.run(sys.executable, "-m", "pytest_skill_eval", "report", "latest", "-o", "again.html")
+    assert again.ret == 0, again.stderr.str()
+    reopened = open_report(root / "again.html")
+    assert [reopened.page.locator("#groups tbody tr").nth(i).locator(".pytest").inner_text()
+            for i in range(3)] == outcomes

@@ -12,18 +12,23 @@
     group.dataset.loaded = "1";
   }
   var groups = document.querySelectorAll("details.group");
-  groups.forEach(function (group) {
-    group.addEventListener("toggle", function () { if (group.open) load(group); });
-  });
+  // a trial's details are inside its group's, loaded with it: one listener sees every toggle
+  document.addEventListener("toggle", function (e) {
+    var el = e.target;
+    if (el && el.tagName === "DETAILS" && el.open && el.matches("details.group, details.trial")) load(el);
+  }, true);
   function openFromHash() {
     var wanted;
     try { wanted = decodeURIComponent(location.hash.slice(1)); } catch (e) { return; }
-    var match = /^g\d+/.exec(wanted);
+    var match = /^(g\d+)(-t\d+)?/.exec(wanted);
     if (!match) return;
-    var group = document.getElementById(match[0]);
-    if (!group || group.tagName !== "DETAILS") return;
-    load(group);
-    group.open = true;
+    var ids = match[2] ? [match[1], match[1] + match[2]] : [match[1]];
+    for (var i = 0; i < ids.length; i++) {
+      var el = document.getElementById(ids[i]);
+      if (!el || el.tagName !== "DETAILS") return;
+      load(el);
+      el.open = true;
+    }
     var target = document.getElementById(wanted);
     if (target) target.scrollIntoView();
   }

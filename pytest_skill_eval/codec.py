@@ -1,0 +1,429 @@
+"""The one record codec: a frozen dataclass to its stored JSON and back, driven by its fields.
+
+Pure, no I/O, on the bottom floor, so every record family uses it: the evidence records,
+grades (``grading.results``) and usage. The model is pytest's one converter pair for its
+report family (``_report_to_json``/``_report_kwargs_from_json``): one walk over the record
+instead of a hand-written ``to_json``/``from_json`` per class.
+
+What is stored follows from ``dataclasses.fields``:
+
+* the key order is the field order, or the record's declared :class:`Layout` ``order`` (which
+  may also name a property: written, never read back, such as ``VariantUsage.total``);
+* values convert by what they are: a nested record becomes its object, a tuple an array, a
+  mapping an object (keys kept in order), anything else (raw JSON) is stored as it is;
+* reading converts by the field's type: ``tuple[X, ...]``, ``Mapping[K, X]``, nested records,
+  ``Literal`` choices, ``X | None``; a value of the wrong type is a located error
+  (``expectations/0/id: expected a string, found null``) of the layout's ``error`` class;
+* an absent key reads as the field's ``absent`` value, else its default, else ``None`` for an
+  optional field, else it is an error (``found nothing``).
+
+A field's exceptions are declared in its metadata (:func:`meta`): a renamed key, a value left
+out (``omit``), what ``None`` is stored as, sorted mapping keys, a nested record stored inline
+in its parent's object, a lenient reader for values older evidence wrote, or a value taken
+from the enclosing object on read (a tool call's turn index).
+
+The JSON Schemas (``schemas/evidence-*``) stay the check on read; the codec's own checks are
+the located errors of the grade family and a second line behind the schemas.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import types
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal, Protocol, Self, TypeVar, Union, get_args, get_origin
+
+from pytest_skill_eval.errors import EvidenceError, show
+
+__all__ = ["META", "Encodable", "Layout", "Stored", "found", "from_json", "if_empty", "if_none", "meta", "stored_keys", "to_json"]
+
+META = "pytest_skill_eval.codec"
+
+
+class _Unset:
+    def __repr__(self) -> str:
+        return "UNSET"
+
+
+UNSET: Any = _Unset()
+
+
+def if_none(value: Any) -> bool:
+    """``omit`` predicate: leave the key out when the value is ``None``."""
+    return value is None
+
+
+def if_empty(value: Any) -> bool:
+    """``omit`` predicate: leave the key out when the value is empty (or ``None``)."""
+    return not value
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    """How one field is stored (see :func:`meta`)."""
+
+    key: str | None = None
+    omit: Callable[[Any], bool] | None = None
+    none_as: Any = UNSET
+    sort: bool = False
+    inline: str | None = None
+    absent: Any = UNSET
+    read: Callable[[Any], Any] | None = None
+    parent: str | None = None
+    whole: bool = False
+
+
+def meta(*, key: str | None = None, omit: Callable[[Any], bool] | None = None, none_as: Any = UNSET,
+         sort: bool = False, inline: str | None = None, absent: Any = UNSET, read: Callable[[Any], Any] | None = None,
+         parent: str | None = None, whole: bool = False) -> dict[str, Spec]:
+    """Field metadata for the codec (``field(metadata=meta(...))``).
+
+    *key*: the stored name. *omit*: a predicate on the value that leaves the key out
+    (:func:`if_none`, :func:`if_empty`). *none_as*: what ``None`` is stored as (and reads
+    back as ``None``). *sort*: a mapping is stored with sorted keys. *inline*: a nested
+    record whose keys are stored in this object, present on read when the key *inline* is.
+    *absent*: the value of an absent key. *read*: a lenient reader of the stored value
+    (no type check). *parent*: not stored; read from the enclosing object's key *parent*.
+    *whole*: the record is stored as this one field's value (an array document).
+    """
+    return {META: Spec(key, omit, none_as, sort, inline, absent, read, parent, whole)}
+
+
+@dataclass(frozen=True, slots=True)
+class Layout:
+    """A record's declared storage: key *order* (attribute names, properties allowed), the
+    *error* raised for bad stored data, the *name* a message gives the whole document, and
+    whether reading checks every value's type (*strict*)."""
+
+    order: tuple[str, ...] = ()
+    error: type[Exception] = EvidenceError
+    name: str = "document"
+    #: whether a stored value of the wrong type is an error (a family whose from_json is
+    #: its only check); else it is kept as stored, since the file's schema checked it first
+    strict: bool = False
+
+
+class Encodable(Protocol):
+    """What a writer takes: a record whose stored JSON is its ``to_json()``."""
+
+    def to_json(self) -> Any: ...
+
+
+class Stored:
+    """Mixin giving a record dataclass ``to_json`` and ``from_json`` through the codec."""
+
+    __slots__ = ()
+    STORED: ClassVar[Layout] = Layout()
+
+    def to_json(self) -> Any:
+        return to_json(self)
+
+    @classmethod
+    def from_json(cls, data: Any) -> Self:
+        return from_json(cls, data)
+
+
+# ----------------------------------------------------------------------------- the plan
+
+
+@dataclass(frozen=True, slots=True)
+class _Slot:
+    name: str
+    key: str
+    spec: Spec
+    hint: Any
+    has_default: bool
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    entries: tuple[_Slot, ...]  # stored order
+    fields: tuple[_Slot, ...]  # field order (reading)
+    layout: Layout
+    whole: _Slot | None
+
+
+_NO_SPEC = Spec()
+_PLANS: dict[type, _Plan] = {}
+
+
+def _plan(kind: type) -> _Plan:
+    plan = _PLANS.get(kind)
+    if plan is None:
+        plan = _PLANS[kind] = _make_plan(kind)
+    return plan
+
+
+def _make_plan(kind: type) -> _Plan:
+    layout: Layout = getattr(kind, "STORED", None) or Layout()
+    hints = typing.get_type_hints(kind)
+    entries: dict[str, _Slot] = {}
+    for f in dataclasses.fields(kind):
+        spec = f.metadata.get(META, _NO_SPEC)
+        has_default = f.default is not dataclasses.MISSING or f.default_factory is not dataclasses.MISSING
+        entries[f.name] = _Slot(f.name, spec.key or f.name, spec, hints[f.name], has_default)
+    in_order = list(entries.values())
+    if layout.order:
+        missing = [e.name for e in in_order if e.name not in layout.order and e.spec.parent is None]
+        if missing:
+            raise TypeError(f"{kind.__name__}: STORED order leaves out {', '.join(missing)}")
+        in_order = [entries.get(name) or _Slot(name, name, _NO_SPEC, Any, False) for name in layout.order]
+    whole = next((e for e in entries.values() if e.spec.whole), None)
+    return _Plan(tuple(in_order), tuple(entries.values()), layout, whole)
+
+
+def stored_keys(kind: type) -> tuple[str, ...]:
+    """The keys a record of *kind* can store, in order (inline records' keys included)."""
+    keys: list[str] = []
+    for e in _plan(kind).entries:
+        if e.spec.parent is not None:
+            continue
+        if e.spec.inline is not None:
+            keys.extend(stored_keys(_record_type(e.hint)))
+        else:
+            keys.append(e.key)
+    return tuple(keys)
+
+
+def _record_type(hint: Any) -> type:
+    """The dataclass in *hint* (``X`` or ``X | None``)."""
+    for arg in (hint, *get_args(hint)):
+        if isinstance(arg, type) and dataclasses.is_dataclass(arg):
+            return arg
+    raise TypeError(f"no record type in {hint!r}")
+
+
+# ----------------------------------------------------------------------------- writing
+
+
+def to_json(record: Any) -> Any:
+    """The stored JSON value of *record* (a dict, or for a ``whole`` record its one value)."""
+    plan = _plan(type(record))
+    if plan.whole is not None:
+        return _write(getattr(record, plan.whole.name))
+    out: dict[str, Any] = {}
+    _write_into(record, plan, out)
+    return out
+
+
+def _write_into(record: Any, plan: _Plan, out: dict[str, Any]) -> None:
+    for e in plan.entries:
+        spec = e.spec
+        if spec.parent is not None:
+            continue
+        value = getattr(record, e.name)
+        if spec.omit is not None and spec.omit(value):
+            continue
+        if spec.inline is not None:
+            if value is not None:
+                _write_into(value, _plan(type(value)), out)
+        elif value is None and spec.none_as is not UNSET:
+            out[e.key] = _write(spec.none_as)
+        else:
+            if spec.sort:
+                value = dict(sorted(value.items()))
+            out[e.key] = _write(value)
+
+
+def _write(value: Any) -> Any:
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return to_json(value)
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        return {k: _write(v) for k, v in value.items()}
+    if isinstance(value, tuple | list):
+        return [_write(v) for v in value]
+    return value
+
+
+# ----------------------------------------------------------------------------- reading
+
+
+class _Bad(Exception):
+    def __init__(self, path: list[str], message: str) -> None:
+        super().__init__(message)
+        self.path = path
+        self.message = message
+
+
+_MISSING: Any = object()
+_JSON_TYPES = ((bool, "boolean"), (str, "string"), (int, "number"), (float, "number"), (list, "array"),
+               (dict, "object"))
+
+
+def found(value: Any) -> str:
+    """What a stored field holds, for messages: ``nothing``, ``null``, ``number 3``…"""
+    if value is _MISSING:
+        return "nothing"
+    if value is None:
+        return "null"
+    name = next((n for t, n in _JSON_TYPES if isinstance(value, t)), type(value).__name__)
+    return f"{name} {show(value)}"
+
+
+_R = TypeVar("_R")
+
+
+def from_json(kind: type[_R], data: Any, source: object = None) -> _R:
+    """The record of *kind* stored as *data*; the layout's error (naming *source*, when given,
+    and the place in the document) when a value is not of its field's type."""
+    try:
+        record: _R = _Reader(_plan(kind).layout.strict).record(kind, data, [], None)
+        return record
+    except _Bad as bad:
+        layout = _plan(kind).layout
+        where = "/".join(bad.path) or layout.name
+        prefix = f"{source}: " if source is not None else ""
+        raise layout.error(f"{prefix}{where}: {bad.message}") from None
+
+
+def _nullable(hint: Any) -> bool:
+    return hint is Any or (_is_union(hint) and type(None) in get_args(hint))
+
+
+def _is_union(hint: Any) -> bool:
+    return get_origin(hint) in (Union, types.UnionType)
+
+
+def _choices(hint: Any) -> tuple[Any, ...] | None:
+    """The values of a ``Literal`` (or a union of them), else None."""
+    if get_origin(hint) is Literal:
+        return get_args(hint)
+    if _is_union(hint) and all(get_origin(a) is Literal for a in get_args(hint)):
+        return tuple(v for a in get_args(hint) for v in get_args(a))
+    return None
+
+
+_SCALARS: dict[Any, str] = {str: "a string", int: "an integer", float: "a number", bool: "a boolean"}
+
+
+def _describe(hint: Any) -> str:
+    """``a string``, ``a string or null``, ``one of a, b``, ``an array of objects``…"""
+    choices = _choices(hint)
+    if choices is not None:
+        return "one of " + ", ".join(str(c) for c in choices)
+    if _is_union(hint):
+        rest = [a for a in get_args(hint) if a is not type(None)]
+        text = " or ".join(_describe(a) for a in rest)
+        return f"{text} or null" if len(rest) < len(get_args(hint)) else text
+    if hint in _SCALARS:
+        return _SCALARS[hint]
+    origin, args = get_origin(hint), get_args(hint)
+    if origin is tuple:
+        item = args[0] if len(args) == 2 and args[1] is Ellipsis else None
+        if item is str:
+            return "an array of strings"
+        if item is not None and (dataclasses.is_dataclass(item) or get_origin(item) in (dict, Mapping)):
+            return "an array of objects"
+        return "an array"
+    if hint is type(None):
+        return "null"
+    return "an object"
+
+
+@dataclass(frozen=True, slots=True)
+class _Reader:
+    """One read of a stored record. *strict*: a value of the wrong type is an error; else (a
+    record its schema checked first) it is kept as it was stored, as a hand-written reader
+    kept it, and only a shape the record cannot be built from is an error."""
+
+    strict: bool
+
+    def refuse(self, path: list[str], message: str, value: Any) -> Any:
+        if self.strict:
+            raise _Bad(path, message)
+        return value
+
+    def record(self, kind: type, data: Any, path: list[str], parent: Any) -> Any:
+        plan = _plan(kind)
+        if plan.whole is not None:
+            return kind(**{plan.whole.name: self.value(plan.whole.hint, data, path, parent)})
+        if not isinstance(data, Mapping):
+            raise _Bad(path, f"expected an object, found {found(data)}")
+        values: dict[str, Any] = {}
+        for e in plan.fields:
+            spec = e.spec
+            if spec.parent is not None:
+                values[e.name] = parent.get(spec.parent) if isinstance(parent, Mapping) else None
+            elif spec.inline is not None:
+                values[e.name] = self.record(_record_type(e.hint), data, path, parent) if spec.inline in data else None
+            elif e.key not in data:
+                if spec.absent is not UNSET:
+                    values[e.name] = spec.absent
+                elif not e.has_default:
+                    if not _nullable(e.hint):
+                        raise _Bad([*path, e.key], f"expected {_describe(e.hint)}, found nothing")
+                    values[e.name] = None
+            elif spec.read is not None:
+                values[e.name] = spec.read(data[e.key])
+            elif spec.none_as is not UNSET and data[e.key] == spec.none_as:
+                values[e.name] = None
+            else:
+                values[e.name] = self.value(e.hint, data[e.key], [*path, e.key], data)
+        return kind(**values)
+
+    def value(self, hint: Any, value: Any, path: list[str], parent: Any) -> Any:
+        if hint is Any:
+            return value
+        choices = _choices(hint)
+        if choices is not None:
+            if not isinstance(value, str | int | type(None)) or isinstance(value, bool) or value not in choices:
+                return self.refuse(path, f"{value!r} is not valid. Valid values: {', '.join(str(c) for c in choices)}", value)
+            return value
+        if _is_union(hint):
+            args = get_args(hint)
+            if value is None and type(None) in args:
+                return None
+            rest = [a for a in args if a is not type(None)]
+            if len(rest) == 1:
+                try:
+                    return self.value(rest[0], value, path, parent)
+                except _Bad as bad:
+                    if bad.path == path and len(rest) < len(args):
+                        raise _Bad(path, f"expected {_describe(hint)}, found {found(value)}") from None
+                    raise
+            for arg in rest:
+                try:
+                    return self.value(arg, value, path, parent)
+                except _Bad:
+                    continue
+            return self.refuse(path, f"expected {_describe(hint)}, found {found(value)}", value)
+        if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+            return self.record(hint, value, path, parent)
+        if hint in _SCALARS:
+            if not _is_scalar(hint, value):
+                return self.refuse(path, f"expected {_describe(hint)}, found {found(value)}", value)
+            return value
+        if hint is type(None):
+            return None if value is None else self.refuse(path, f"expected null, found {found(value)}", value)
+        origin, args = get_origin(hint), get_args(hint)
+        if origin is tuple:
+            if not isinstance(value, list):
+                return self.refuse(path, f"expected {_describe(hint)}, found {found(value)}", value)
+            if len(args) == 2 and args[1] is Ellipsis:
+                return tuple(self.value(args[0], item, [*path, str(i)], parent) for i, item in enumerate(value))
+            if len(value) != len(args):
+                return self.refuse(path, f"expected an array of {len(args)} items, found {found(value)}", value)
+            return tuple(self.value(a, item, [*path, str(i)], parent) for i, (a, item) in enumerate(zip(args, value, strict=True)))
+        if origin in (dict, Mapping):
+            if not isinstance(value, Mapping):
+                return self.refuse(path, f"expected an object, found {found(value)}", value)
+            item_hint = args[1] if args else Any
+            return {k: self.value(item_hint, v, [*path, str(k)], parent) for k, v in value.items()}
+        raise TypeError(f"the codec cannot read a field of type {hint!r}")
+
+
+def _is_scalar(hint: Any, value: Any) -> bool:
+    if hint is bool:
+        return isinstance(value, bool)
+    if isinstance(value, bool):
+        return False
+    if hint is int:
+        # JSON Schema's "integer" also takes 2.0; such a value is kept as it was stored
+        return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+    if hint is float:
+        return isinstance(value, int | float)
+    return isinstance(value, hint)
