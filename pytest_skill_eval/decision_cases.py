@@ -5,9 +5,9 @@ group, with the outcome of each planned trial per arm: ``True`` (pass), ``False`
 ``None`` (not graded: the run was not complete, the check was a grade-error, or the trial
 never ran). Missing is never a failure.
 
-This is the only module that knows how a single run (:class:`~.policy.Verdict`, ``grade.json``)
-and a group run with trials (:class:`~.trial_policy.TrialVerdict`, ``aggregate.json`` and each
-trial's ``grade.json``) store their comparisons; everything else asks it for
+This is the only module that knows how a single run (a :class:`~.policy.Verdict` over
+``grade.json``) and a group run with trials (a :class:`~.policy.Verdict` with an aggregate,
+``aggregate.json`` and each trial's ``grade.json``) store their comparisons; everything else asks it for
 :class:`~.decision.ComparisonEvidence`.
 
 - :func:`grade_cases`: a single run's stored grade;
@@ -129,10 +129,8 @@ def counted(passes: int, graded: int, planned: int) -> tuple[Outcome, ...]:
 
 def verdict_cases(verdict: Judgement) -> GroupCases:
     """A judged group's cases; a group with a variant not selected has none (nothing was compared)."""
-    from pytest_skill_eval.policy import Verdict
-    from pytest_skill_eval.trial_policy import TrialVerdict
-
-    if isinstance(verdict, Verdict):
+    a = verdict.aggregate
+    if a is None:
         states = {v.name: v.state for v in verdict.variants}
         if "not-selected" in states.values():
             return GroupCases(verdict.group_id, verdict.position, (), {})
@@ -143,18 +141,15 @@ def verdict_cases(verdict: Judgement) -> GroupCases:
                       for c in verdict.comparisons)
         lost = {name: int(state not in ("complete", "not-selected")) for name, state in states.items()}
         return GroupCases(verdict.group_id, verdict.position, cases, lost)
-    if isinstance(verdict, TrialVerdict):
-        a = verdict.aggregate
-        planned = planned_trials(a, verdict.stopping)
-        selected = [v.name for v in verdict.variants if v.state != "not-selected"]
-        if len(selected) < len(verdict.variants):
-            return GroupCases(verdict.group_id, verdict.position, (), lost_trial_runs(a, selected, planned))
-        cases = tuple(ComparisonEvidence(case_id(verdict.group_id, c.id),
-                                         counted(c.baseline_passes, c.baseline_graded, planned),
-                                         counted(c.candidate_passes, c.candidate_graded, planned))
-                      for c in a.comparisons)
-        return GroupCases(verdict.group_id, verdict.position, cases, lost_trial_runs(a, selected, planned))
-    raise TypeError(f"expected a Verdict or a TrialVerdict, found {type(verdict).__name__}")
+    planned = planned_trials(a, verdict.stopping)
+    selected = [v.name for v in verdict.variants if v.state != "not-selected"]
+    if len(selected) < len(verdict.variants):
+        return GroupCases(verdict.group_id, verdict.position, (), lost_trial_runs(a, selected, planned))
+    cases = tuple(ComparisonEvidence(case_id(verdict.group_id, c.id),
+                                     counted(c.baseline_passes, c.baseline_graded, planned),
+                                     counted(c.candidate_passes, c.candidate_graded, planned))
+                  for c in a.comparisons)
+    return GroupCases(verdict.group_id, verdict.position, cases, lost_trial_runs(a, selected, planned))
 
 
 def comparison_bound(cases: Sequence[ComparisonEvidence], family: int,
@@ -179,9 +174,7 @@ def decided(verdict: Judgement, rules: DecisionRules, family: int, *, require_po
     comparisons); a single run's verdict is returned as it is: its policy is the spec's
     transitions, and one run of one comparison is always underpowered on its own (the
     suite's exact McNemar test is where single runs speak)."""
-    from pytest_skill_eval.trial_policy import TrialVerdict
-
-    if not isinstance(verdict, TrialVerdict):
+    if verdict.aggregate is None:
         return verdict
     cases = verdict_cases(verdict).cases
     bound = comparison_bound(cases, max(family, len(cases)), rules)

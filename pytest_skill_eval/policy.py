@@ -1,8 +1,11 @@
 """The outcome policy: how a group's persisted evidence becomes pytest outcomes (pure).
 
-A :class:`Verdict` is built from a group's ``group.json`` and ``grade.json`` records alone, so the
+A :class:`Verdict` is built from a group's ``group.json`` and its grade document alone, so the
 item (in whichever process ran it) and the xdist controller (which only sees reports)
-judge the same evidence the same way.
+judge the same evidence the same way. One verdict for N >= 1 trials: a single run is
+judged over its ``grade.json`` by the rules below (the spec's transitions); several trials
+over their ``aggregate.json`` by the rate rules of :mod:`.trial_policy` (imported only then:
+pytest's start-up imports this module, and grading waits until a group runs).
 
 - ``invalid``, ``infrastructure-failed`` and ``cancelled`` runs and any grade error make
   the item an **error**, never a pass;
@@ -19,84 +22,46 @@ of the reasons the item fails, so the XML never disagrees with the exit code.
 
 from __future__ import annotations
 
-from collections import Counter
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal, Protocol, get_args
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
-from pytest_skill_eval.grading.results import ComparisonResult, ExpectationResult, GradeError
-from pytest_skill_eval.safe_text import neutralise
-from pytest_skill_eval.usage import UNAVAILABLE, VariantUsage, cost_text, tokens_text, usage_lines, usage_properties
+from pytest_skill_eval.grading.results import ComparisonResult, ExpectationResult, GradeError, GroupGrade
+from pytest_skill_eval.policy_terms import (
+    DEFAULT_FAIL_ON,
+    ERROR_RUN_STATES,
+    FAIL_ON_CHOICES,
+    FAILING_TRANSITIONS,
+    STATUS_PROPERTY,
+    Entry,
+    EntryOutcome,
+    FailOn,
+    Outcome,
+    VariantState,
+    count_words,
+    one_line,
+    parse_fail_on,
+    stand_in_notes,
+)
+from pytest_skill_eval.usage import VariantUsage, usage_lines, usage_properties
 
 if TYPE_CHECKING:
-    from pytest_skill_eval.evidence.records import GroupRecord, InvalidGroupRecord, RunRecord, TranscriptRecord
-    from pytest_skill_eval.grading.results import GroupGrade
+    from pytest_skill_eval.decision import ComparisonDecision, DecisionRules
+    from pytest_skill_eval.evidence.records import GroupRecord, InvalidGroupRecord
+    from pytest_skill_eval.evidence.stop_records import StoppingRecord
+    from pytest_skill_eval.grading.aggregate import ComparisonRate, ExpectationRate, TrialGrade
 
-FailOn = Literal["candidate", "regression", "any", "never"]
-FAIL_ON_CHOICES: tuple[FailOn, ...] = get_args(FailOn)
-DEFAULT_FAIL_ON: FailOn = "candidate"
-
-Outcome = Literal["passed", "failed", "error"]
-#: ``reported``: a failure recorded for the reader that fails nothing under the policy (a baseline
-#: failing under ``candidate``, an uncounted transition); not a skip, the check did run
-EntryOutcome = Literal["passed", "failed", "reported", "skipped", "error"]
-
-STATUS_PROPERTY = "skill_eval.status"
-ERROR_RUN_STATES = ("invalid", "infrastructure-failed", "cancelled")
-FAILING_TRANSITIONS = ("pass-to-fail", "fail-to-fail")
-
-
-def parse_fail_on(value: str, source: str = "--skill-eval-fail-on") -> FailOn:
-    """Return *value* as a policy, or raise ValueError naming the valid ones."""
-    for choice in FAIL_ON_CHOICES:
-        if value == choice:
-            return choice
-    raise ValueError(f"{source}: {value!r} is not a valid policy. Valid policies: {', '.join(FAIL_ON_CHOICES)}")
-
-
-@dataclass(frozen=True, slots=True)
-class VariantState:
-    name: str
-    state: str
-    reason: str | None
-    run_dir: str
-
-
-class Judgement(Protocol):
-    """What the pytest layer needs of a judged group: a :class:`Verdict` (one run per
-    variant) or a :class:`~pytest_skill_eval.trial_policy.TrialVerdict` (several trials)."""
-
-    @property
-    def position(self) -> int: ...
-    @property
-    def usage(self) -> VariantUsage | None: ...
-    @property
-    def error(self) -> bool: ...
-    @property
-    def failing(self) -> tuple[object, ...]: ...
-    def failure_text(self) -> str: ...
-    def error_text(self) -> str: ...
-    def properties(self) -> list[tuple[str, str]]: ...
-    def detail_lines(self, indent: str = "  ", *, reasons: bool = True) -> list[str]: ...
-    def entries(self) -> tuple[Entry, ...]: ...
-    def summary_row(self) -> tuple[str, str, str, str]: ...
-    def transitions(self) -> list[str]: ...
-
-
-@dataclass(frozen=True, slots=True)
-class Entry:
-    """One separately reported part of a group: a variant, expectation, comparison or the grade."""
-
-    name: str
-    outcome: EntryOutcome
-    word: str
-    message: str
-    properties: tuple[tuple[str, str], ...]
+__all__ = [
+    "DEFAULT_FAIL_ON", "ERROR_RUN_STATES", "FAILING_TRANSITIONS", "FAIL_ON_CHOICES", "STATUS_PROPERTY", "Entry",
+    "EntryOutcome", "FailOn", "Judgement", "Outcome", "VariantState", "Verdict", "count_words", "judge",
+    "judge_trials", "one_line", "parse_fail_on", "stand_in_notes",
+]
 
 
 @dataclass(frozen=True, slots=True)
 class Verdict:
-    """Everything the pytest layer says about one graded group."""
+    """Everything the pytest layer says about one graded group, run once or over several trials
+    (then *expectations*, *comparisons* and *grade_errors* are empty: *aggregate* holds the rates)."""
 
     result_id: str
     group_id: str
@@ -113,14 +78,37 @@ class Verdict:
     notes: tuple[tuple[str, int, str], ...] = ()
     #: the group's tokens and cost (``group.json``); ``None`` for a group that recorded none
     usage: VariantUsage | None = None
+    #: over several trials: what they say together; ``None`` for a single run
+    aggregate: TrialGrade | None = None
+    #: the rate rules' thresholds (``--skill-eval-pass-rate``, ``--skill-eval-alpha``), over trials
+    pass_rate: float = 1.0
+    alpha: float = 0.05
+    #: over trials: each comparison's decision by id (``decision_cases.decided``); without them the
+    #: regression policy falls back to Fisher's unadjusted p-value below alpha
+    decisions: Mapping[str, ComparisonDecision] = field(default_factory=dict)
+    rules: DecisionRules | None = None
+    #: ``--skill-eval-require-power``: an underpowered or indecisive comparison is an error
+    require_power: bool = False
+    #: over trials: what ``--skill-eval-stop`` looked at and why the trials ended (``stopping.json``)
+    stopping: StoppingRecord | None = None
 
     # -- policy ----------------------------------------------------------------
     @property
     def error(self) -> bool:
         bad_run = any(v.state in ERROR_RUN_STATES for v in self.variants)
-        return bad_run or bool(self.grade_errors) or self.grade_state == "grade-error"
+        unsettled = self.require_power and bool(self.unsettled)
+        return bad_run or bool(self.grade_errors) or self.grade_state == "grade-error" or unsettled
 
-    def expectation_fails_item(self, e: ExpectationResult) -> bool:
+    @property
+    def unsettled(self) -> tuple[ComparisonDecision, ...]:
+        """The comparisons decided underpowered or indecisive (over trials: a single run has no decisions)."""
+        return tuple(d for d in self.decisions.values() if d.decision in ("underpowered", "indecisive"))
+
+    def expectation_fails_item(self, e: ExpectationResult | ExpectationRate) -> bool:
+        if not isinstance(e, ExpectationResult):
+            from pytest_skill_eval import trial_policy
+
+            return trial_policy.expectation_fails(e, self.fail_on, self.pass_rate)
         if e.status != "fail":
             return False
         if self.fail_on == "any":
@@ -131,7 +119,11 @@ class Verdict:
             return any(c.candidate == e.id and c.transition == "pass-to-fail" for c in self.comparisons)
         return False
 
-    def comparison_fails_item(self, c: ComparisonResult) -> bool:
+    def comparison_fails_item(self, c: ComparisonResult | ComparisonRate) -> bool:
+        if not isinstance(c, ComparisonResult):
+            from pytest_skill_eval import trial_policy
+
+            return trial_policy.comparison_fails(self, c)
         if self.fail_on in ("candidate", "any"):
             return c.transition in FAILING_TRANSITIONS
         if self.fail_on == "regression":
@@ -139,11 +131,18 @@ class Verdict:
         return False
 
     @property
-    def failing(self) -> tuple[ExpectationResult | ComparisonResult, ...]:
+    def failing(self) -> tuple[ExpectationResult | ComparisonResult | ExpectationRate | ComparisonRate, ...]:
         """The comparisons and expectations that fail the item under the policy."""
-        return tuple(c for c in self.comparisons if self.comparison_fails_item(c)) + tuple(
-            e for e in self.expectations if self.expectation_fails_item(e)
+        comparisons, expectations = self._graded()
+        return tuple(c for c in comparisons if self.comparison_fails_item(c)) + tuple(
+            e for e in expectations if self.expectation_fails_item(e)
         )
+
+    def _graded(self) -> tuple[Sequence[ComparisonResult | ComparisonRate], Sequence[ExpectationResult | ExpectationRate]]:
+        """The comparisons and expectations judged: the grade's, or the aggregate's rates."""
+        if self.aggregate is not None:
+            return self.aggregate.comparisons, self.aggregate.expectations
+        return self.comparisons, self.expectations
 
     @property
     def outcome(self) -> Outcome:
@@ -153,24 +152,31 @@ class Verdict:
 
     # -- words -----------------------------------------------------------------
     def words(self) -> str:
-        """What happened, for the status column: ``fail-to-pass``, ``invalid``, ``candidate 2/3 pass``."""
+        """What happened, for the status column: ``fail-to-pass``, ``invalid``, ``candidate 2/3 pass``;
+        over several trials followed by how many ran: ``pass-to-pass (10 trials)``."""
+        a = self.aggregate
+        if a is not None:
+            from pytest_skill_eval.trial_policy import trials_text
+        suffix = "" if a is None else f" ({trials_text(self, a)})"
         if self.error:
             problems = [v.state for v in self.variants if v.state in ERROR_RUN_STATES]
             if self.grade_errors or self.grade_state == "grade-error":
                 problems.append("grade-error")
-            return ", ".join(dict.fromkeys(problems))
+            problems += [d.decision for d in self.unsettled] if self.require_power else []
+            return ", ".join(dict.fromkeys(problems)) + suffix
         not_selected = [v.name for v in self.variants if v.state == "not-selected"]
-        if self.comparisons and not not_selected:
-            return count_words(c.transition for c in self.comparisons)
+        comparisons, expectations = self._graded()
+        if comparisons and not not_selected:
+            return count_words(c.transition for c in comparisons) + suffix
         parts = []
         for v in self.variants:
             if v.state == "not-selected":
                 parts.append(f"{v.name} not-selected")
                 continue
-            mine = [e for e in self.expectations if e.variant == v.name and e.status in ("pass", "fail")]
-            if mine:
-                parts.append(f"{v.name} {sum(e.status == 'pass' for e in mine)}/{len(mine)} pass")
-        return ", ".join(parts) or self.group_state
+            passes, graded = _tally(e for e in expectations if e.variant == v.name)
+            if graded:
+                parts.append(f"{v.name} {passes}/{graded} pass")
+        return (", ".join(parts) or self.group_state) + suffix
 
     def variant(self, name: str) -> VariantState | None:
         return next((v for v in self.variants if v.name == name), None)
@@ -179,26 +185,41 @@ class Verdict:
         """Position, baseline state, candidate state and comparisons, for the summary table."""
         states = {v.name: v.state for v in self.variants}
         comparisons = ", ".join(f"{c.id}: {c.transition}" for c in self.comparisons) or "-"
+        if self.aggregate is not None:
+            from pytest_skill_eval.trial_policy import summary_comparisons
+
+            comparisons = summary_comparisons(self, self.aggregate)
         return str(self.position), states.get("baseline", "-"), states.get("candidate", "-"), comparisons
 
     def transitions(self) -> list[str]:
-        return [c.transition for c in self.comparisons]
+        return [c.transition for c in self._graded()[0]]
 
     # -- reports ---------------------------------------------------------------
     def properties(self) -> list[tuple[str, str]]:
         """Item properties (JUnit ``<property>``): states, every expectation and comparison, paths."""
+        a = self.aggregate
         props = [
             (STATUS_PROPERTY, self.words()),
             ("skill_eval.result_id", self.result_id),
             ("skill_eval.position", str(self.position)),
             ("skill_eval.fail_on", self.fail_on),
+        ]
+        if a is not None:
+            from pytest_skill_eval import trial_policy
+
+            props += [("skill_eval.pass_rate", f"{self.pass_rate:g}"), ("skill_eval.alpha", f"{self.alpha:g}"),
+                      ("skill_eval.trials", f"{a.ran}/{a.planned}"), *trial_policy.stopping_properties(self)]
+        props += [
             ("skill_eval.group_state", self.group_state),
             ("skill_eval.grade_state", self.grade_state),
             ("skill_eval.evidence", self.group_dir),
         ]
         for v in self.variants:
             props.append((f"skill_eval.variant.{v.name}", v.state))
-            props.append((f"skill_eval.variant.{v.name}.evidence", v.run_dir))
+            props.append((f"skill_eval.variant.{v.name}.trials", trial_policy.variant_trials(a, v.name)) if a is not None
+                         else (f"skill_eval.variant.{v.name}.evidence", v.run_dir))
+        if a is not None:
+            props += trial_policy.properties(self, a)
         props += [(f"skill_eval.expectation.{e.id}", f"{e.variant} {e.status}") for e in self.expectations]
         props += [(f"skill_eval.comparison.{c.id}", c.transition) for c in self.comparisons]
         if self.usage is not None:
@@ -213,6 +234,10 @@ class Verdict:
         steps, says that instead; escaped to stay one line. The transition is already the
         status word of the line.
         """
+        if self.aggregate is not None:
+            from pytest_skill_eval import trial_policy
+
+            return trial_policy.headline(self)
         failed = [e for e in self.failing if isinstance(e, ExpectationResult)]
         for c in self.failing:
             if isinstance(c, ComparisonResult):
@@ -232,6 +257,10 @@ class Verdict:
         return one_line("failed " + "; ".join(parts) if parts else f"group {self.group_id}: {self.words()}")
 
     def failure_text(self) -> str:
+        if self.aggregate is not None:
+            from pytest_skill_eval import trial_policy
+
+            return trial_policy.failure_text(self, self.aggregate)
         lines = [self.headline(), f"group {self.group_id}: {self.words()} (--skill-eval-fail-on={self.fail_on})"]
         lines += self._note_lines()
         shown: set[str] = set()
@@ -243,12 +272,19 @@ class Verdict:
                     if e is not None:
                         lines.append(self._explain(e, indent="    "))
                         shown.add(e.id)
-            elif item.id not in shown:
+            elif isinstance(item, ExpectationResult) and item.id not in shown:
                 lines.append(self._explain(item, indent="  "))
         lines.append(self.summary_text())
         return "\n".join(lines)
 
     def error_text(self) -> str:
+        if self.aggregate is not None:
+            from pytest_skill_eval import trial_policy
+
+            return trial_policy.error_text(self, self.aggregate)
+        return self._run_error_text()
+
+    def _run_error_text(self) -> str:
         lines = [f"group {self.group_id}: {self.words()}"]
         for v in self.variants:
             if v.state in ERROR_RUN_STATES:
@@ -266,6 +302,10 @@ class Verdict:
 
     def detail_lines(self, indent: str = "  ", *, reasons: bool = True) -> list[str]:
         """One line per variant, expectation and comparison (``-v`` output and failure text)."""
+        if self.aggregate is not None:
+            from pytest_skill_eval import trial_policy
+
+            return trial_policy.detail_lines(self, self.aggregate, indent, reasons=reasons)
         lines = []
         for v in self.variants:
             reason = f" ({one_line(v.reason)})" if reasons and v.reason and v.state != "complete" else ""
@@ -280,6 +320,10 @@ class Verdict:
 
     def entries(self) -> tuple[Entry, ...]:
         """The separate entries: one per variant, expectation and comparison, and the grade."""
+        if self.aggregate is not None:
+            from pytest_skill_eval import trial_policy
+
+            return trial_policy.entries(self, self.aggregate)
         base = (("skill_eval.result_id", self.result_id), ("skill_eval.group", self.group_id))
         found: list[Entry] = []
         for v in self.variants:
@@ -374,41 +418,42 @@ class Verdict:
         return Entry(name, "passed", c.transition, message, props)
 
 
-def one_line(text: str) -> str:
-    """*text* on one line and safe to print: :func:`~.safe_text.neutralise` with tab, CR and
-    LF as ``\\t``, ``\\r``, ``\\n``. The backslash is left alone, so an excerpt a grade already
-    escaped (``"a\\nb"``) is shown as it is, never as ``\\\\n``."""
-    return neutralise(text, one_line=True)
+#: What the pytest layer holds of a judged group (the name its callers know it by).
+Judgement = Verdict
 
 
-#: how the scripted stand-in starts the text it answers with when its script has no step left
-EXHAUSTED_PREFIX = "[scripted stand-in] Script exhausted:"
+def _tally(expectations: Iterable[ExpectationResult | ExpectationRate]) -> tuple[int, int]:
+    """Passes and graded checks of *expectations*: a single run's pass or fail counts once,
+    a rate its passes of its graded trials."""
+    passes = graded = 0
+    for e in expectations:
+        if isinstance(e, ExpectationResult):
+            passes += e.status == "pass"
+            graded += e.status in ("pass", "fail")
+        else:
+            passes += e.passes
+            graded += e.graded
+    return passes, graded
 
 
-def stand_in_notes(variant: str, run: RunRecord | None, transcript: TranscriptRecord | None) -> tuple[tuple[str, int, str], ...]:
-    """What a failure should say about a run of the scripted stand-in: that it ran out of steps.
-
-    The stand-in answers a request its script has no step for with a plain text stop
-    that starts with :data:`EXHAUSTED_PREFIX`; that text is the turn's response.
-    """
-    if run is None or run.ran is None or run.ran.model.provider != "scripted" or transcript is None:
-        return ()
-    return tuple((variant, t.turn.index, t.turn.response) for t in transcript.turns
-                 if t.turn.response.startswith(EXHAUSTED_PREFIX))
-
-
-def count_words(words: Iterable[str]) -> str:
-    """``fail-to-pass`` / ``2 fail-to-pass, pass-to-pass`` in order of first appearance."""
-    counts = Counter(words)
-    return ", ".join(word if n == 1 else f"{n} {word}" for word, n in counts.items())
-
-
-def judge(group: GroupRecord | InvalidGroupRecord, grade: GroupGrade, *, group_dir: str, fail_on: FailOn,
-          result_id: str, notes: Sequence[tuple[str, int, str]] = ()) -> Verdict:
-    """Judge one group from its persisted ``group.json`` and ``grade.json`` records.
+def judge(group: GroupRecord | InvalidGroupRecord, grade: GroupGrade | TrialGrade, *, group_dir: str,
+          fail_on: FailOn, result_id: str, notes: Sequence[tuple[str, int, str]] = (), pass_rate: float = 1.0,
+          alpha: float = 0.05, stopping: StoppingRecord | None = None) -> Verdict:
+    """Judge one group from its persisted ``group.json`` and the grade document it names: a
+    single run's ``grade.json``, or the ``aggregate.json`` over its trials (judged by the rate
+    rules with *pass_rate* and *alpha*; each variant's evidence is then in every trial; *stopping*:
+    its ``stopping.json``).
 
     *notes* (see :func:`stand_in_notes`) only add to the failure and error texts.
     """
+    if not isinstance(grade, GroupGrade):
+        from pytest_skill_eval.evidence.layout import TRIALS_DIR
+
+        variants = tuple(VariantState(name, v.state, v.reason, f"{group_dir}/{TRIALS_DIR}/*/{name}")
+                         for name, v in group.variants.items())
+        return judge_trials(variants, grade, group_id=str(group.id), position=group.position,
+                            group_state=group.state, group_dir=group_dir, fail_on=fail_on, pass_rate=pass_rate,
+                            alpha=alpha, result_id=result_id, usage=getattr(group, "usage", None), stopping=stopping)
     return Verdict(
         result_id=result_id,
         group_id=str(group.id),
@@ -426,30 +471,11 @@ def judge(group: GroupRecord | InvalidGroupRecord, grade: GroupGrade, *, group_d
     )
 
 
-def summary_table(rows: Sequence[tuple[str, str, Judgement | None]]) -> list[str]:
-    """The terminal summary: one row per group (node id, pytest outcome, verdict)."""
-    header = ("#", "group", "outcome", "baseline", "candidate", "tokens", "cost", "comparisons")
-    body: list[tuple[str, ...]] = []
-    overall = VariantUsage()
-    for nodeid, outcome, verdict in rows:
-        if verdict is None:
-            body.append(("", nodeid, outcome, "-", "-", "-", "-", "-"))
-            continue
-        position, baseline, candidate, comparisons = verdict.summary_row()
-        usage = verdict.usage
-        if usage is not None:
-            overall = overall + usage
-        tokens = tokens_text(usage.total) if usage is not None else UNAVAILABLE
-        cost = cost_text(usage.total) if usage is not None else UNAVAILABLE
-        body.append((position, nodeid, outcome, baseline, candidate, tokens, cost, comparisons))
-    body.append(("", "total", "", "", "", tokens_text(overall.total), cost_text(overall.total), ""))
-    body = [tuple(one_line(cell) for cell in row) for row in body]  # escaped before the widths are measured
-    widths = [max(len(r[i]) for r in [header, *body]) for i in range(len(header) - 1)]
-    lines = []
-    for row in [header, *body]:
-        cells = [cell.ljust(widths[i]) for i, cell in enumerate(row[:-1])]
-        lines.append("  ".join([*cells, row[-1]]).rstrip())
-    transitions = count_words(t for _n, _o, v in rows if v for t in v.transitions())
-    if transitions:
-        lines.append(f"transitions: {transitions}")
-    return lines
+def judge_trials(variants: tuple[VariantState, ...], aggregate: TrialGrade, *, group_id: str, position: int,
+                 group_state: str, group_dir: str, fail_on: FailOn, pass_rate: float, alpha: float,
+                 result_id: str, usage: VariantUsage | None = None, stopping: StoppingRecord | None = None) -> Verdict:
+    """The verdict over several trials: *aggregate* judged by the rate rules (:mod:`.trial_policy`)."""
+    return Verdict(result_id=result_id, group_id=group_id, position=position, group_state=group_state,
+                   grade_state=aggregate.state, group_dir=group_dir, fail_on=fail_on, variants=variants,
+                   expectations=(), comparisons=(), grade_errors=(), usage=usage, aggregate=aggregate,
+                   pass_rate=pass_rate, alpha=alpha, stopping=stopping)

@@ -1,14 +1,19 @@
 """Compare the evidence trees two versions of the plugin write for the example suites.
 
 A refactoring must not change what a run stores. This script runs the example suites
-(every group, through the real host, with the embedded scripted model) with the plugin
+(every group, through the real host, with the embedded scripted model; the trials suite with
+4 trials of each variant) with the plugin
 installed in a given virtual environment, normalises what legitimately differs between two
 runs of the same code (result ids, times, durations, scratch directories, pi's session and
 message ids, process ids, token counts (they follow the scratch paths' length), the
 versions and random seed in ``result.json`` provenance, the order
 of pi's events (parallel tool calls finish in any order), and pi's streaming
 `message_update` records, which split text wherever the socket delivered it), and writes a digest: one entry per evidence file, with the
-normalised text for JSON and text files and a hash for everything else.
+normalised text for JSON and text files and a hash for everything else, plus each suite's
+exit status, its JUnit XML (times and token counts read as placeholders) and its ``-v``
+terminal output (without pytest's header and the live progress lines; durations and token
+counts read as placeholders): the status words, JUnit properties, detail lines and summary
+rows are what a run reports too.
 
     python tools/compare_evidence.py snapshot --python .venv/bin/python before.json
     # ... change the code ...
@@ -38,7 +43,27 @@ from pathlib import Path
 from typing import Any
 
 REPO = Path(__file__).resolve().parent.parent
-SUITES = ("quickstart", "workflow")
+#: The example suites and the extra command line each runs with: the trials suite runs a
+#: smaller count than its pytest.ini asks for (its seed keeps the stand-in's choices fixed).
+SUITES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("quickstart", ()),
+    ("workflow", ()),
+    ("trials", ("--skill-eval-trials", "4")),
+)
+#: What pytest reports besides the evidence tree: the JUnit XML's times and the summary's
+#: duration and the result id differ between two runs of the same code.
+JUNIT_TIME = re.compile(r'\b(time|timestamp|hostname)="[^"]*"')
+#: token counts follow the scratch paths' length (see above): the usage properties' numbers
+JUNIT_USAGE = re.compile(r'(name="skill_eval\.usage\.[^"]*" value=")\d+(")')
+PYTEST_DURATION = re.compile(r"\bin \d+(?:\.\d+)?s\b")
+#: pytest pads its section lines with ``=`` to the terminal width around a text whose
+#: length (a duration) varies
+PYTEST_RULE = re.compile(r"^=+ (.*?) =+$", re.MULTILINE)
+#: numbers of three digits or more in the terminal output are token counts (positions and
+#: trial counts are smaller)
+PYTEST_COUNT = re.compile(r"\b\d{3,}\b")
+#: pytest's header (versions, directories) and the live progress lines (their timing)
+PYTEST_VOLATILE = ("platform ", "cachedir:", "rootdir:", "configfile:", "plugins:", "    skill-eval: ")
 
 RESULT_ID = re.compile(r"\b\d{14}-[0-9a-f]{8}\b")
 UUID = re.compile(r"\b[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}\b")
@@ -195,14 +220,19 @@ def snapshot(python: Path, out: Path) -> None:
     digest: dict[str, str] = {}
     paths = _install_paths(python)
     with tempfile.TemporaryDirectory(prefix="compare-evidence-") as tmp:
-        for name in SUITES:
+        for name, extra in SUITES:
             suite = Path(tmp) / name
             shutil.copytree(REPO / "example_suites" / name, suite)
+            junit = Path(tmp) / f"{name}-junit.xml"
             proc = subprocess.run(
-                [str(python), "-m", "pytest", "-q", "-p", "no:cacheprovider"],
+                [str(python), "-m", "pytest", "-v", "-p", "no:cacheprovider", f"--junitxml={junit}", *extra],
                 cwd=suite, capture_output=True, text=True, check=False,
             )
             digest[f"{name}/pytest-exit"] = str(proc.returncode)
+            # the JUnit properties and the terminal summary rows are part of what a run reports
+            xml = JUNIT_USAGE.sub(r"\1<count>\2", JUNIT_TIME.sub(r'\1="<time>"', junit.read_text(encoding="utf-8")))
+            digest[f"{name}/junit.xml"] = _placed(_normalise_text(xml, str(suite)), paths)
+            digest[f"{name}/pytest-stdout"] = _terminal(proc.stdout, str(suite), paths)
             runs = suite / ".skill-eval" / "runs"
             for path in sorted(runs.rglob("*")):
                 if path.is_file() and not path.is_symlink():
@@ -212,6 +242,15 @@ def snapshot(python: Path, out: Path) -> None:
                     digest[f"{name}/{_result_key(path.relative_to(runs))}"] = "symlink:" + str(path.readlink())
     out.write_text(json.dumps(digest, indent=1, sort_keys=True) + "\n", encoding="utf-8")
     print(f"{out}: {len(digest)} entries")
+
+
+def _terminal(stdout: str, root: str, paths: list[tuple[str, str]]) -> str:
+    """pytest's ``-v`` output (status words, detail lines, the summary table) without what
+    differs between two runs of the same code: its header, the live progress, durations,
+    token counts."""
+    lines = [line for line in stdout.splitlines() if not line.startswith(PYTEST_VOLATILE)]
+    text = PYTEST_RULE.sub(r"== \1 ==", PYTEST_DURATION.sub("in <time>", _normalise_text("\n".join(lines), root)))
+    return PYTEST_COUNT.sub("<n>", _placed(text, paths))
 
 
 def diff(before: Path, after: Path) -> int:

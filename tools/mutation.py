@@ -74,6 +74,8 @@ MODULES: dict[str, str] = {
     "results": "pytest_skill_eval/grading/results.py",
     "paths": "pytest_skill_eval/paths.py",
     "policy": "pytest_skill_eval/policy.py",
+    "policy_terms": "pytest_skill_eval/policy_terms.py",
+    "trial_policy": "pytest_skill_eval/trial_policy.py",
     "protocol": "pytest_skill_eval/host/protocol.py",
     "document": "pytest_skill_eval/definitions/document.py",
     "rules": "pytest_skill_eval/definitions/rules.py",

@@ -362,7 +362,7 @@ def write_summary(merged: Merged, rootdir: Path) -> None:
 
 def render(merged: Merged, inputs_shown: Sequence[str] = ()) -> str:
     """What ``skill-eval merge`` prints."""
-    from pytest_skill_eval.policy import summary_table
+    from pytest_skill_eval.summary_table import summary_table
 
     rec = merged.record
     out = summary_table(merged.rows) if merged.rows else []

@@ -10,7 +10,7 @@ from pytest_skill_eval.decision_cases import lost_trial_runs, planned_trials
 from pytest_skill_eval.engine.decision import result_decision
 from pytest_skill_eval.errors import EvidenceError
 from pytest_skill_eval.evidence import layout, records, store
-from pytest_skill_eval.evidence.reader import read_aggregate, read_grade, read_group, read_group_usage, read_record
+from pytest_skill_eval.evidence.reader import read_group, read_group_grade, read_group_usage, read_record
 from pytest_skill_eval.evidence.records import (
     BatchState,
     DefinitionRecord,
@@ -111,7 +111,7 @@ def _persisted_entry(gdir: Path, interrupted: bool) -> ResultGroup:
     grade_path = records.grade_file(gdir, group)
     trial_count = group.trials if isinstance(group, GroupRecord) else None
     if group.grade_state is not None and grade_path.is_file():
-        grade = read_aggregate(grade_path) if trial_count is not None else read_grade(grade_path)
+        grade = read_group_grade(gdir, group)
         comparisons = {c.id: c.transition for c in grade.comparisons}
         if isinstance(grade, TrialGrade):
             try:

@@ -27,9 +27,10 @@ from pytest_skill_eval.decision_cases import (
 from pytest_skill_eval.errors import EvidenceError
 from pytest_skill_eval.evidence import layout, records
 from pytest_skill_eval.evidence.decision_records import DecisionRecord
-from pytest_skill_eval.evidence.reader import read_aggregate, read_grade, read_group
+from pytest_skill_eval.evidence.reader import parse_grade, read_group, read_group_grade, read_json
 from pytest_skill_eval.evidence.records import GroupRecord, ResultGroup
 from pytest_skill_eval.evidence.stop_records import StoppingRecord, read_stopping
+from pytest_skill_eval.grading.aggregate import TrialGrade
 from pytest_skill_eval.grading.results import GroupGrade
 
 __all__ = ["group_cases", "result_decision"]
@@ -48,12 +49,13 @@ def group_cases(gdir: Path) -> GroupCases | None:
     grade_file = records.grade_file(gdir, group)
     if not grade_file.is_file():
         return None
-    if group.trials is None:
-        if len(selected) < len(group.variants):
-            return GroupCases(group.id, group.position, (), {})
-        return GroupCases(group.id, group.position, grade_cases(group.id, read_grade(grade_file)),
+    if group.trials is None and len(selected) < len(group.variants):
+        return GroupCases(group.id, group.position, (), {})
+    grade = read_group_grade(gdir, group)  # the record names the document: a grade, or the aggregate over trials
+    if not isinstance(grade, TrialGrade):
+        return GroupCases(group.id, group.position, grade_cases(group.id, grade),
                           {name: int(states[name] != "complete") for name in selected})
-    aggregate = read_aggregate(grade_file)
+    aggregate = grade
     planned = planned_trials(aggregate, _stopping(gdir))
     lost = lost_trial_runs(aggregate, selected, planned)
     if len(selected) < len(group.variants):
@@ -64,7 +66,8 @@ def group_cases(gdir: Path) -> GroupCases | None:
         if not tdir.is_dir():
             continue
         try:
-            trials[n] = read_grade(layout.trial_grade_file(tdir))
+            path = layout.trial_grade_file(tdir)
+            trials[n] = parse_grade(read_json(path), path)
         except (OSError, EvidenceError):
             trials[n] = None  # an unreadable trial grade is a missing trial, never a failure
     return GroupCases(group.id, group.position, trial_cases(group.id, aggregate, trials, planned), lost)

@@ -50,33 +50,109 @@ class Shared:
 
 
 def run_group(group: Group, position: int, cfg: EngineConfig, *, suite: Suite | None = None) -> GroupRunOutcome:
-    """Run the selected variants of *group* in steps: the definition is persisted, the shared
-    snapshots taken, each variant run and persisted in order, then the group graded from
-    its persisted evidence and published. A cancelled variant stops queued work after the
-    group is published."""
+    """Run *group* *cfg.trials* times (a single run is one trial) and publish it.
+
+    The definition is persisted and the shared snapshots taken once; each trial runs its
+    variants from scratch (own workspaces, agent dirs, pi processes), each persisted before
+    its counterpart starts, and is graded from its persisted evidence on its own. The arms
+    are planned up front: trial k runs baseline then candidate when k is odd, candidate then
+    baseline when it is even, so an order effect cancels out. A cancelled run stops every
+    queued trial, after the group is published.
+
+    Where the trials go is the write boundary (:func:`_publish`): a single run is stored as
+    the spec fixes it (the variants and ``grade.json`` in the group directory), several
+    trials under ``trials/NNN/`` with ``aggregate.json`` over them.
+    """
     group_dir = cfg.result_dir / "groups" / layout.group_dir_name(position, group.id)
     redactor = group_redactor(group, cfg)
     definition = records.DefinitionRecord(str(group.path), group.raw)
     store.write_record(group_dir / "definition.json", definition, redactor)
     suite_ref = records.SuiteRef(suite.id, str(suite.path)) if suite is not None else None
-    if cfg.trials > 1:
-        return run_trials(group, position, group_dir, cfg, suite_ref, redactor)
+    single = cfg.trials == 1
     scratch = new_run_dir()
+    trials: list[_TrialRun] = []
+    cancelled = False
+    watch = StopWatch(cfg.stop, cfg.trials, cfg.selected)
+    reuse: BaselineReuse | None = None
     try:
         shared = prepare_shared(group, scratch, cfg, cfg.group_sources(group, position))
         reuse = _reuse(group, shared, cfg, redactor, group_dir, scratch)
-        outcomes, cancelled = run_variants(group, group_dir, scratch, shared, cfg, redactor, reuse=reuse)
-        if reuse is not None:
-            reuse.write(group_dir, redactor)  # again: with the run it copied
-            if not reuse.reuses:
-                outcomes["baseline"] = dataclasses.replace(outcomes["baseline"],
-                                                           reason=with_reuse(outcomes["baseline"].reason, reuse))
+        for number in range(1, cfg.trials + 1):
+            order = VARIANTS if number % 2 else VARIANTS[::-1]
+            trial_dir = group_dir if single else layout.trial_dir(group_dir, number)
+            trial_scratch = scratch if single else scratch / f"trial-{number}"
+            outcomes, cancelled = run_variants(group, trial_dir, trial_scratch, shared, cfg, redactor,
+                                               order=order, trial=number, reuse=reuse)
+            grade = _Publication(trial_dir, layout.GRADE_FILE, layout.GRADE_FALLBACK, "grade",
+                                 redactor.record(grade_persisted(group, trial_dir))[0])
+            grade.publish()
+            trials.append(_TrialRun(Trial(number, cast(GroupGrade, grade.doc),
+                                          {name: o.state for name, o in outcomes.items()}), outcomes, grade))
+            if not single:
+                shutil.rmtree(trial_scratch, ignore_errors=True)
+            # --skill-eval-stop looks after every trial of several (engine.stop_hook), never at a single run
+            if cancelled or (not single and watch.after_trial([t.trial for t in trials])):
+                break
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
-    outcome = _publish_group(group, position, group_dir, outcomes, shared.error, suite_ref, redactor, shared.revision)
+    write_stopping(group_dir, watch, redactor)  # nothing for a single run or under ``off``
+    if reuse is not None:
+        reuse.write(group_dir, redactor)  # again: with the runs it copied
+    outcome = _publish(group, position, group_dir, cfg.trials, trials, shared, suite_ref, redactor, reuse)
     if cancelled:
         raise KeyboardInterrupt
     return outcome
+
+
+@dataclass(frozen=True, slots=True)
+class _TrialRun:
+    """One trial as it ran: its graded record, its variants' outcomes, and its published grade."""
+
+    trial: Trial
+    outcomes: dict[str, VariantOutcome]
+    grade: _Publication
+
+
+def _publish(group: Group, position: int, group_dir: Path, planned: int, trials: Sequence[_TrialRun], shared: Shared,
+             suite: records.SuiteRef | None, redactor: Redactor, reuse: BaselineReuse | None) -> GroupRunOutcome:
+    """The write boundary: the group's grade document and its ``group.json`` (in that order).
+
+    A single run's grade document is its one trial's ``grade.json`` (already published) and
+    its variants are that trial's; several trials add ``aggregate.json`` over the trials that
+    ran, each variant's state taken across them (:func:`_across_trials`), and the record
+    counts the trials. See :class:`_Publication` for the spec's fallbacks. The baseline's
+    reason says what ``--skill-eval-reuse-baseline`` did (a single run's copied run says it itself).
+    """
+    if planned == 1:
+        published = trials[0].grade
+        variants = trials[0].outcomes
+    else:
+        published = _Publication(group_dir, layout.AGGREGATE_FILE, layout.AGGREGATE_FALLBACK, "aggregate",
+                                 redactor.record(aggregate(group.id, planned, [t.trial for t in trials]))[0])
+        published.publish()
+        variants = {name: _across_trials(name, [t.outcomes[name] for t in trials], group_dir) for name in VARIANTS}
+    if reuse is not None and (planned != 1 or not reuse.reuses):
+        variants = {**variants, "baseline": dataclasses.replace(variants["baseline"],
+                                                                reason=with_reuse(variants["baseline"].reason, reuse))}
+    state = group_state([v.state for v in variants.values()], fixture_failed=shared.error is not None)
+    usage = _group_usage(group_dir)
+    revision = shared.revision
+
+    def record() -> records.GroupRecord:
+        return records.GroupRecord(
+            id=group.id, position=position, path=str(group.path), suite=suite, type=group.type,
+            state=cast(records.GroupState, state), grade_state=published.doc.state,
+            variants={cast(VariantName, name): records.VariantStateRecord(cast(records.RunState, v.state), v.reason)
+                      for name, v in variants.items()},
+            review_questions=group.review_questions, grade_file=published.name,
+            revision_check=records.RevisionState(revision.state, revision.reason) if revision is not None else None,
+            trials=records.TrialCount(planned, len(trials)) if planned != 1 else None,
+            publication_errors=tuple(published.problems),
+            usage=usage,
+        )
+
+    published.publish_record(record, redactor)
+    return GroupRunOutcome(group, position, state, group_dir, variants, published.doc)
 
 
 def prepare_shared(group: Group, scratch: Path, cfg: EngineConfig, sources: GroupSources | None = None) -> Shared:
@@ -159,75 +235,6 @@ def _run_with_reruns(group: Group, name: VariantName, shared: Shared, scratch: P
     return outcome
 
 
-def run_trials(group: Group, position: int, group_dir: Path, cfg: EngineConfig, suite: records.SuiteRef | None,
-               redactor: Redactor) -> GroupRunOutcome:
-    """Run the group *cfg.trials* times, each trial from scratch (own workspaces, agent dirs,
-    pi processes) into ``trials/NNN/``, graded on its own; then ``aggregate.json`` and
-    ``group.json``.
-
-    The arms are planned up front: trial k runs baseline then candidate when k is odd,
-    candidate then baseline when it is even, so an order effect cancels out; within a trial
-    the first run is persisted before its counterpart starts. A cancelled run stops every
-    queued trial; the aggregate counts what ran and records how many were planned.
-    With ``--skill-eval-stop`` the stop rule looks after every trial (``engine.stop_hook``)
-    and may end the trials early; what it saw is ``stopping.json``.
-    """
-    arms = [(number, VARIANTS if number % 2 else VARIANTS[::-1]) for number in range(1, cfg.trials + 1)]
-    scratch = new_run_dir()
-    trials: list[Trial] = []
-    per_trial: list[dict[str, VariantOutcome]] = []
-    cancelled = False
-    watch = StopWatch(cfg.stop, cfg.trials, cfg.selected)
-    reuse: BaselineReuse | None = None
-    try:
-        shared = prepare_shared(group, scratch, cfg, cfg.group_sources(group, position))
-        reuse = _reuse(group, shared, cfg, redactor, group_dir, scratch)
-        for number, order in arms:
-            trial_dir = layout.trial_dir(group_dir, number)
-            outcomes, cancelled = run_variants(group, trial_dir, scratch / f"trial-{number}", shared, cfg, redactor,
-                                               order=order, trial=number, reuse=reuse)
-            grade = _publish_grade(trial_dir, redactor.record(grade_persisted(group, trial_dir))[0])
-            trials.append(Trial(number, grade, {name: o.state for name, o in outcomes.items()}))
-            per_trial.append(outcomes)
-            shutil.rmtree(scratch / f"trial-{number}", ignore_errors=True)
-            if cancelled or watch.after_trial(trials):
-                break
-    finally:
-        shutil.rmtree(scratch, ignore_errors=True)
-    write_stopping(group_dir, watch, redactor)
-    if reuse is not None:
-        reuse.write(group_dir, redactor)  # again: with the runs it copied
-    published = _Publication(group_dir, layout.AGGREGATE_FILE, layout.AGGREGATE_FALLBACK, "aggregate",
-                             redactor.record(aggregate(group.id, cfg.trials, trials))[0])
-    published.publish()
-    variants: dict[str, VariantOutcome] = {name: _across_trials(name, [t[name] for t in per_trial], group_dir)
-                                           for name in VARIANTS}
-    if reuse is not None:
-        variants["baseline"] = dataclasses.replace(variants["baseline"],
-                                                   reason=with_reuse(variants["baseline"].reason, reuse))
-    state = group_state([v.state for v in variants.values()], fixture_failed=shared.error is not None)
-    usage = _group_usage(group_dir)
-
-    def record() -> records.GroupRecord:
-        return records.GroupRecord(
-            id=group.id, position=position, path=str(group.path), suite=suite, type=group.type,
-            state=cast(records.GroupState, state), grade_state=published.doc.state,
-            variants={v.variant: records.VariantStateRecord(cast(records.RunState, v.state), v.reason)
-                      for v in variants.values()},
-            review_questions=group.review_questions, grade_file=published.name,
-            revision_check=(records.RevisionState(shared.revision.state, shared.revision.reason)
-                            if shared.revision is not None else None),
-            trials=records.TrialCount(cfg.trials, len(trials)),
-            publication_errors=tuple(published.problems),
-            usage=usage,
-        )
-
-    published.publish_record(record, redactor)
-    if cancelled:
-        raise KeyboardInterrupt
-    return GroupRunOutcome(group, position, state, group_dir, variants, cast(TrialGrade, published.doc))
-
-
 def _reuse(group: Group, shared: Shared, cfg: EngineConfig, redactor: Redactor, group_dir: Path,
            scratch: Path) -> BaselineReuse | None:
     """The group's baseline reuse plan (``engine.reuse_hook``), its ``reuse.json`` written; None without the option."""
@@ -259,54 +266,6 @@ def _across_trials(name: str, outcomes: Sequence[VariantOutcome], group_dir: Pat
         return VariantOutcome(cast(VariantName, name), first.state, first.reason, group_dir)
     return VariantOutcome(cast(VariantName, name), first.state, f"no trial completed ({counts}); trial 1: {first.reason}",
                           group_dir)
-
-
-def _publish_group(group: Group, position: int, group_dir: Path, outcomes: dict[str, VariantOutcome],
-                   shared_error: str | None, suite: records.SuiteRef | None, redactor: Redactor,
-                   revision: RevisionCheck | None = None) -> GroupRunOutcome:
-    """Grade from persisted evidence, then write grade.json and group.json (in that order).
-
-    Spec: a recoverable grade/group publication failure becomes explicit ``grade-error``
-    fallback evidence. A grade that cannot be written as ``grade.json`` goes to
-    ``grade-fallback.json`` as a ``grade-error``; a group record that cannot be written as
-    ``group.json`` goes to ``group-fallback.json`` (with a fallback grade-error grade).
-    When a fallback cannot be written either, the error propagates: queued work stops.
-    """
-    grade = grade_persisted(group, group_dir)
-    published = _Publication(group_dir, layout.GRADE_FILE, layout.GRADE_FALLBACK, "grade",
-                             redactor.record(grade)[0])
-    published.publish()
-    state = group_state([o.state for o in outcomes.values()], fixture_failed=shared_error is not None)
-    usage = _group_usage(group_dir)
-
-    def record() -> records.GroupRecord:
-        return records.GroupRecord(
-            id=group.id,
-            position=position,
-            path=str(group.path),
-            suite=suite,
-            type=group.type,
-            state=cast(records.GroupState, state),
-            grade_state=published.doc.state,
-            variants={cast(VariantName, n): records.VariantStateRecord(cast(records.RunState, o.state), o.reason)
-                      for n, o in outcomes.items()},
-            review_questions=group.review_questions,
-            grade_file=published.name,
-            revision_check=records.RevisionState(revision.state, revision.reason) if revision is not None else None,
-            publication_errors=tuple(published.problems),
-            usage=usage,
-        )
-
-    published.publish_record(record, redactor)
-    return GroupRunOutcome(group, position, state, group_dir, outcomes, grade)
-
-
-def _publish_grade(trial_dir: Path, grade: GroupGrade) -> GroupGrade:
-    """A trial's grade as published: ``grade.json``, else ``grade-fallback.json`` as a
-    ``grade-error`` saying why (the aggregate then counts the trial's grade as an error)."""
-    published = _Publication(trial_dir, layout.GRADE_FILE, layout.GRADE_FALLBACK, "grade", grade)
-    published.publish()
-    return cast(GroupGrade, published.doc)
 
 
 @dataclass

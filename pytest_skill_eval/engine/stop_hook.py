@@ -1,6 +1,6 @@
 """The trials loop's one hook for ``--skill-eval-stop``: after each trial, stop or go on.
 
-The loop (``engine.group.run_trials``) keeps one :class:`StopWatch` per group, calls
+The loop (``engine.group.run_group``, over several trials) keeps one :class:`StopWatch` per group, calls
 :meth:`StopWatch.after_trial` with every trial graded so far after each trial (a balanced
 pair: both arms ran), leaves the loop when it says stop, and writes :meth:`StopWatch.record`
 as ``stopping.json`` (:func:`write_stopping`) before the aggregate. The decision itself is the

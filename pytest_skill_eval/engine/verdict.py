@@ -13,50 +13,52 @@ from pytest_skill_eval.decision import DecisionRules
 from pytest_skill_eval.definitions.model import VARIANTS
 from pytest_skill_eval.errors import EvidenceError
 from pytest_skill_eval.evidence import layout
-from pytest_skill_eval.policy import FailOn, Judgement, VariantState, judge, stand_in_notes
+from pytest_skill_eval.policy import FailOn, Judgement, judge, stand_in_notes
 
 
 def judge_group_dir(group_dir: Path, *, fail_on: FailOn, pass_rate: float, alpha: float, result_id: str,
                     rules: DecisionRules | None = None, family: int = 0, require_power: bool = False) -> Judgement:
-    """The verdict on the group persisted in *group_dir*; EvidenceError when it has no group record.
+    """The verdict on the group persisted in *group_dir*, over the grade document its record
+    names (a single run's ``grade.json`` or its trials' ``aggregate.json``); EvidenceError when
+    it has no group record.
 
     A group with trials gets each comparison's decision under *rules* (default: the decision
     core's, at *alpha*), bounded over the *family* of comparisons the run selected (at least
-    the group's own): see :func:`~pytest_skill_eval.decision_cases.comparison_bound`.
+    the group's own): see :func:`~pytest_skill_eval.decision_cases.comparison_bound`; and what
+    its stop rule saw (``stopping.json``), if one was in force.
     """
     record_file = layout.group_record_file(group_dir)
     if record_file is None:
         raise EvidenceError(f"no group record was persisted in {group_dir} (neither group.json nor group-fallback.json)")
     # evidence and grading modules are imported when a group is judged, not at pytest start-up
     from pytest_skill_eval.evidence import records
-    from pytest_skill_eval.evidence.reader import read_aggregate, read_grade, read_group, read_optional
+    from pytest_skill_eval.evidence.reader import read_group, read_group_grade, read_optional
     from pytest_skill_eval.evidence.records import GroupRecord, RunRecord, TranscriptRecord
     from pytest_skill_eval.grading.results import GradeError, GroupGrade
 
     group = read_group(record_file)
-    if isinstance(group, GroupRecord) and group.trials is not None:
-        from pytest_skill_eval.evidence.stop_records import read_stopping
-        from pytest_skill_eval.trial_policy import judge_trials
-
-        variants = tuple(VariantState(name, v.state, v.reason, f"{group_dir}/{layout.TRIALS_DIR}/*/{name}")
-                         for name, v in group.variants.items())
-        from pytest_skill_eval.decision_cases import decided
-
-        verdict = judge_trials(variants, read_aggregate(records.grade_file(group_dir, group)), group_id=group.id,
-                               position=group.position, group_state=group.state, group_dir=str(group_dir),
-                               fail_on=fail_on, pass_rate=pass_rate, alpha=alpha, result_id=result_id,
-                               usage=group.usage, stopping=read_stopping(group_dir))
-        return decided(verdict, rules or DecisionRules(alpha=alpha), family, require_power=require_power)
     grade_file = records.grade_file(group_dir, group)
-    grade = read_grade(grade_file) if grade_file.is_file() else GroupGrade(
+    # a single run's missing grade is a grade-error; a missing aggregate one of the record's file
+    over_trials = isinstance(group, GroupRecord) and group.trials is not None
+    grade = read_group_grade(group_dir, group) if over_trials or grade_file.is_file() else GroupGrade(
         str(group.id), "grade-error", errors=(GradeError("system", None, None, f"no grade was persisted at {grade_file}"),))
+    stopping = None
+    if over_trials:
+        from pytest_skill_eval.evidence.stop_records import read_stopping
+
+        stopping = read_stopping(group_dir)
     notes: list[tuple[str, int, str]] = []
     for name in VARIANTS:
         # only adds to the failure text: a run file it cannot read is no reason to fail the judging
+        # (a group with trials has none here: its runs are in trials/NNN/)
         run = read_optional(RunRecord, group_dir / name / "run.json")
         transcript = read_optional(TranscriptRecord, group_dir / name / "transcript.json")
         notes += stand_in_notes(name, run, transcript)
-    return judge(group, grade, group_dir=str(group_dir), fail_on=fail_on, result_id=result_id, notes=notes)
+    from pytest_skill_eval.decision_cases import decided
+
+    verdict = judge(group, grade, group_dir=str(group_dir), fail_on=fail_on, result_id=result_id, notes=notes,
+                    pass_rate=pass_rate, alpha=alpha, stopping=stopping)
+    return decided(verdict, rules or DecisionRules(alpha=alpha), family, require_power=require_power)
 
 
 def identical_inputs_advice(group_dir: Path) -> str | None:

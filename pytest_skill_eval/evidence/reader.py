@@ -58,8 +58,12 @@ def parse_aggregate(data: Any, source: Path | str) -> TrialGrade:
     return TrialGrade.from_json(data)
 
 
-def read_aggregate(path: Path) -> TrialGrade:
-    return parse_aggregate(read_json(path), path)
+def grade_parser(group: records.GroupRecord | records.InvalidGroupRecord) -> Callable[[Any, Path | str], GroupGrade | TrialGrade]:
+    """How the grade document *group* names is read: ``aggregate.json`` when it counts trials,
+    else ``grade.json`` (the record decides, never what the file holds)."""
+    if isinstance(group, records.GroupRecord) and group.trials is not None:
+        return parse_aggregate
+    return parse_grade
 
 
 def run_record(data: Any, source: Path | str) -> records.RunRecord:
@@ -124,10 +128,13 @@ def read_group(path: Path) -> records.GroupRecord | records.InvalidGroupRecord:
     return records.parse_group(read_json(path), path)
 
 
-def read_grade(path: Path) -> GroupGrade:
-    """A stored ``grade.json`` (or a regrade or fallback); :class:`MalformedGrade` naming the
-    file and the first field that is not what grading writes."""
-    return parse_grade(read_json(path), path)
+def read_group_grade(group_dir: Path, group: records.GroupRecord | records.InvalidGroupRecord) -> GroupGrade | TrialGrade:
+    """The grade document the group record *group* names in *group_dir*: a single run's
+    ``grade.json`` or the ``aggregate.json`` over its trials (or the fallback published for
+    either); :class:`MalformedGrade` or :class:`EvidenceError` naming the file and the first
+    field that is not what grading writes."""
+    path = records.grade_file(group_dir, group)
+    return grade_parser(group)(read_json(path), path)
 
 
 _SHA256 = re.compile(r"[0-9a-f]{64}")

@@ -15,9 +15,10 @@ import pytest
 from pytest_skill_eval.errors import EvidenceError
 from pytest_skill_eval.evidence import store
 from pytest_skill_eval.evidence.decision_records import DecisionRecord
-from pytest_skill_eval.policy import STATUS_PROPERTY, summary_table
+from pytest_skill_eval.policy import STATUS_PROPERTY
 from pytest_skill_eval.safe_text import neutralise
 from pytest_skill_eval.sameness import IDENTICAL
+from pytest_skill_eval.summary_table import summary_table
 
 if TYPE_CHECKING:
     from pytest_skill_eval.plugin.session import Reported

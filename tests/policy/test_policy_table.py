@@ -26,8 +26,8 @@ from pytest_skill_eval.policy import (
     Verdict,
     count_words,
     parse_fail_on,
-    summary_table,
 )
+from pytest_skill_eval.summary_table import summary_table
 from pytest_skill_eval.usage import Usage, VariantUsage
 
 

@@ -28,9 +28,8 @@ from pytest_skill_eval.evidence.stop_records import (
 )
 from pytest_skill_eval.grading.aggregate import ComparisonRate, ExpectationRate, Trial, TrialGrade
 from pytest_skill_eval.grading.results import ComparisonResult, ExpectationResult, GroupGrade
-from pytest_skill_eval.policy import VariantState
+from pytest_skill_eval.policy import VariantState, judge_trials
 from pytest_skill_eval.render.views import render_stopping
-from pytest_skill_eval.trial_policy import judge_trials
 
 BOTH = frozenset({"baseline", "candidate"})
 

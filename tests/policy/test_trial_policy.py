@@ -5,13 +5,13 @@ from __future__ import annotations
 import pytest
 
 from pytest_skill_eval.grading.aggregate import ComparisonRate, ExpectationRate, TrialGrade
-from pytest_skill_eval.policy import FailOn, VariantState, summary_table
-from pytest_skill_eval.trial_policy import TrialVerdict, judge_trials
+from pytest_skill_eval.policy import FailOn, VariantState, Verdict, judge_trials
+from pytest_skill_eval.summary_table import summary_table
 
 
 def verdict(baseline: tuple[int, int], candidate: tuple[int, int], *, fail_on: FailOn = "candidate",
             pass_rate: float = 1.0, alpha: float = 0.05, states: tuple[str, str] = ("complete", "complete"),
-            grade_state: str = "graded") -> TrialVerdict:
+            grade_state: str = "graded") -> Verdict:
     (bp, bf), (cp, cf) = baseline, candidate
     expectations = (ExpectationRate("b", "skill-read", "baseline", bp, bf, 0, 0),
                     ExpectationRate("c", "skill-read", "candidate", cp, cf, 0, 0))

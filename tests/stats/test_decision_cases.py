@@ -24,10 +24,9 @@ from pytest_skill_eval.decision import ComparisonEvidence, DecisionRules, decide
 from pytest_skill_eval.decision_cases import comparison_bound, grade_cases, trial_cases, verdict_cases
 from pytest_skill_eval.grading.aggregate import Trial, aggregate
 from pytest_skill_eval.grading.results import ComparisonResult, ExpectationResult, GroupGrade
-from pytest_skill_eval.policy import VariantState
+from pytest_skill_eval.policy import VariantState, judge_trials
 from pytest_skill_eval.scripted.format import load_script
 from pytest_skill_eval.scripted.replies import Arm
-from pytest_skill_eval.trial_policy import judge_trials
 
 TRIALS_SCRIPT = Path(__file__).resolve().parents[2] / "example_suites" / "trials" / "scripts" / "changelog-activation.json"
 
