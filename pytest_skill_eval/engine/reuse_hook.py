@@ -19,9 +19,7 @@ not: the source result, its group directory, each trial's source run, and the di
 from __future__ import annotations
 
 import hashlib
-import os
 import shutil
-import stat
 import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -105,22 +103,8 @@ class BaselineReuse:
 
 def _tree(base: Path, top: str, redactor: Redactor) -> dict[str, tuple[str, str]]:
     """``{top/rel: (sha256, mode)}`` of the regular files under ``base/top``, redacted as the object store stores them."""
-    found: dict[str, tuple[str, str]] = {}
-    start = base / top
-    if not start.is_dir():
-        return found
-    for dirpath, dirnames, filenames in os.walk(start):
-        dirnames.sort()
-        for name in sorted(filenames):
-            path = Path(dirpath) / name
-            info = path.lstat()
-            if not stat.S_ISREG(info.st_mode):
-                continue
-            data = path.read_bytes()
-            if redactor.active:
-                data = redactor.data(data)[0]
-            found[path.relative_to(base).as_posix()] = (hashlib.sha256(data).hexdigest(), f"{stat.S_IMODE(info.st_mode):o}")
-    return found
+    return {rel: (hashlib.sha256(redactor.data(data)[0] if redactor.active else data).hexdigest(), mode)
+            for rel, data, mode in objects.regular_files(base, top)}
 
 
 def _current(group: Group, cfg: EngineConfig, fixture: Path, bundles: Path, sources: GroupSources | None,

@@ -18,7 +18,7 @@ import hashlib
 import os
 import stat
 import tempfile
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
 
 from pytest_skill_eval.errors import EvidenceError
@@ -125,32 +125,36 @@ def read(result_dir: Path, digest: str) -> bytes:
     return data
 
 
-def store_tree(result_dir: Path, base: Path, top: str, transform: Transform | None = None,
-               ) -> tuple[dict[str, tuple[str, str]], dict[str, int]]:
-    """Store every regular file under ``base/top``: ``{path under base: (sha256, mode)}`` and redaction counts.
+def regular_files(base: Path, top: str) -> Iterator[tuple[str, bytes, str]]:
+    """``(path under base, bytes, mode)`` of every regular file under ``base/top``, in sorted order.
 
     The mode is the permission bits in octal (``"644"``, ``"755"``); symlinks, FIFOs and other
     entries are not inputs a snapshot can hold and are left out.
     """
-    files: dict[str, tuple[str, str]] = {}
-    counts: dict[str, int] = {}
     start = base / top
     if not start.is_dir():
-        return files, counts
+        return
     for dirpath, dirnames, filenames in os.walk(start):
         dirnames.sort()
         for name in sorted(filenames):
             path = Path(dirpath) / name
             info = path.lstat()
-            if not stat.S_ISREG(info.st_mode):
-                continue
-            data = path.read_bytes()
-            rel = path.relative_to(base).as_posix()
-            if transform is not None:
-                data, n = transform(data)
-                if n:
-                    counts[rel] = n
-            files[rel] = (put(result_dir, data), f"{stat.S_IMODE(info.st_mode):o}")
+            if stat.S_ISREG(info.st_mode):
+                yield path.relative_to(base).as_posix(), path.read_bytes(), f"{stat.S_IMODE(info.st_mode):o}"
+
+
+def store_tree(result_dir: Path, base: Path, top: str, transform: Transform | None = None,
+               ) -> tuple[dict[str, tuple[str, str]], dict[str, int]]:
+    """Store every regular file under ``base/top`` (:func:`regular_files`): ``{path under base:
+    (sha256, mode)}`` and redaction counts."""
+    files: dict[str, tuple[str, str]] = {}
+    counts: dict[str, int] = {}
+    for rel, data, mode in regular_files(base, top):
+        if transform is not None:
+            data, n = transform(data)
+            if n:
+                counts[rel] = n
+        files[rel] = (put(result_dir, data), mode)
     return files, counts
 
 

@@ -118,13 +118,7 @@ STOP_MODES = ("off", "curtail", "sequential")
 
 def stop_mode(config: pytest.Config) -> str:
     """``--skill-eval-stop`` (pytest checks its choices), else the ini setting, else ``off``."""
-    mode = config.getoption("skill_eval_stop")
-    if mode is not None:
-        return str(mode)
-    raw = str(config.getini("skill_eval_stop") or "").strip()
-    if raw and raw not in STOP_MODES:
-        raise pytest.UsageError(f"skill_eval_stop expects one of {', '.join(STOP_MODES)}, found {raw!r}")
-    return raw or "off"
+    return _choice(config, "skill_eval_stop", "--skill-eval-stop", STOP_MODES) or "off"
 
 
 def _value(config: pytest.Config, ini: str, option: str, parse: Callable[[str], float]) -> float | None:
