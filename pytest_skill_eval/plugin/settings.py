@@ -95,11 +95,16 @@ def run_settings(config: pytest.Config, worker_seed: str | None = None) -> RunSe
                        _flag(config, "skill_eval_require_power"), _flag(config, "skill_eval_aa"), stop_mode(config))
 
 
-def _choice(config: pytest.Config, ini: str, option: str, choices: tuple[str, ...]) -> str | None:
+def _given(config: pytest.Config, ini: str, option: str) -> tuple[str | None, str]:
+    """The option's value, else its ini setting's (``None``: neither), and where it came from."""
     raw = config.getoption(ini)
-    source = option
-    if raw is None:
-        raw, source = str(config.getini(ini) or "").strip() or None, ini
+    if raw is not None:
+        return str(raw), option
+    return str(config.getini(ini) or "").strip() or None, ini
+
+
+def _choice(config: pytest.Config, ini: str, option: str, choices: tuple[str, ...]) -> str | None:
+    raw, source = _given(config, ini, option)
     if raw is None:
         return None
     if raw not in choices:
@@ -122,10 +127,7 @@ def stop_mode(config: pytest.Config) -> str:
 
 
 def _value(config: pytest.Config, ini: str, option: str, parse: Callable[[str], float]) -> float | None:
-    raw = config.getoption(ini)
-    source = option
-    if raw is None:
-        raw, source = str(config.getini(ini) or "").strip() or None, ini
+    raw, source = _given(config, ini, option)
     if raw is None:
         return None
     try:
