@@ -116,6 +116,17 @@ def test_sequential_stops_for_a_clear_difference_and_xdist_rerun_and_jobs_reach_
     for group in ("001-changelog-activation", "002-changelog-body"):
         assert _json(third / "groups" / group / "stopping.json") == _json(result / "groups" / group / "stopping.json")
 
+    # shards: each group runs in one of them, and stops where the whole run stopped it
+    shards = []
+    for k in (1, 2):
+        before = set(_results(trials_suite))
+        pytester.runpytest_subprocess(*args, "--skill-eval-shard", f"{k}/2")
+        (new,) = [r for r in _results(trials_suite) if r not in before]
+        shards.append(new)
+    for group in ("001-changelog-activation", "002-changelog-body"):
+        stored = [s / "groups" / group / "stopping.json" for s in shards if (s / "groups" / group / "stopping.json").exists()]
+        assert len(stored) == 1 and _json(stored[0]) == _json(result / "groups" / group / "stopping.json")
+
     report = subprocess.run([sys.executable, "-m", "pytest_skill_eval", "report", result.name, "-o", "r.html"],
                             cwd=trials_suite, capture_output=True, text=True)
     assert report.returncode == 0, report.stdout + report.stderr
