@@ -44,7 +44,7 @@ class FlipRecord(Stored):
 
     @property
     def interval(self) -> tuple[float, float] | None:
-        """Stored: its exact 95 % interval, as ``[low, high]``."""
+        """Stored: its 95 % Wilson interval, as ``[low, high]``."""
         interval = self.flip_rate.interval
         return (interval.low, interval.high) if interval is not None else None
 
