@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Literal, cast
 
 from pytest_skill_eval.decision import DecisionRules
 from pytest_skill_eval.decision_cases import lost_trial_runs, planned_trials
-from pytest_skill_eval.engine.decision import result_decision
+from pytest_skill_eval.engine.decision import result_decision, stored_stopping
 from pytest_skill_eval.errors import EvidenceError
 from pytest_skill_eval.evidence import layout, records, store
 from pytest_skill_eval.evidence.reader import read_group, read_group_grade, read_group_usage, read_record
@@ -25,7 +25,6 @@ from pytest_skill_eval.evidence.records import (
     VariantName,
     VariantUsage,
 )
-from pytest_skill_eval.evidence.stop_records import read_stopping
 from pytest_skill_eval.grading.aggregate import TrialGrade
 
 if TYPE_CHECKING:
@@ -114,12 +113,8 @@ def _persisted_entry(gdir: Path, interrupted: bool) -> ResultGroup:
         grade = read_group_grade(gdir, group)
         comparisons = {c.id: c.transition for c in grade.comparisons}
         if isinstance(grade, TrialGrade):
-            try:
-                stopping = read_stopping(gdir)
-            except (OSError, EvidenceError):
-                stopping = None  # unreadable: every planned trial counts
             lost = lost_trial_runs(grade, [n for n, v in group.variants.items() if v.state != "not-selected"],
-                                   planned_trials(grade, stopping))
+                                   planned_trials(grade, stored_stopping(gdir)))
     return ResultGroup(
         dir=gdir.name, id=group.id, position=group.position, state=group.state, reason=None,
         grade_state=group.grade_state, variants={n: v.state for n, v in group.variants.items()},

@@ -33,7 +33,7 @@ from pytest_skill_eval.evidence.stop_records import StoppingRecord, read_stoppin
 from pytest_skill_eval.grading.aggregate import TrialGrade
 from pytest_skill_eval.grading.results import GroupGrade
 
-__all__ = ["group_cases", "result_decision"]
+__all__ = ["group_cases", "result_decision", "stored_stopping"]
 
 
 def group_cases(gdir: Path) -> GroupCases | None:
@@ -56,7 +56,7 @@ def group_cases(gdir: Path) -> GroupCases | None:
         return GroupCases(group.id, group.position, grade_cases(group.id, grade),
                           {name: int(states[name] != "complete") for name in selected})
     aggregate = grade
-    planned = planned_trials(aggregate, _stopping(gdir))
+    planned = planned_trials(aggregate, stored_stopping(gdir))
     lost = lost_trial_runs(aggregate, selected, planned)
     if len(selected) < len(group.variants):
         return GroupCases(group.id, group.position, (), lost)
@@ -73,7 +73,7 @@ def group_cases(gdir: Path) -> GroupCases | None:
     return GroupCases(group.id, group.position, trial_cases(group.id, aggregate, trials, planned), lost)
 
 
-def _stopping(gdir: Path) -> StoppingRecord | None:
+def stored_stopping(gdir: Path) -> StoppingRecord | None:
     """The group's ``stopping.json``; an unreadable one counts as none (every planned trial)."""
     try:
         return read_stopping(gdir)
