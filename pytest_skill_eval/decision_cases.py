@@ -36,7 +36,7 @@ from pytest_skill_eval.decision.suite import decide_comparisons
 if TYPE_CHECKING:
     from pytest_skill_eval.evidence.stop_records import StoppingRecord
     from pytest_skill_eval.grading.aggregate import TrialGrade
-    from pytest_skill_eval.grading.results import GroupGrade
+    from pytest_skill_eval.grading.results import ComparisonResult, ExpectationResult, GroupGrade
     from pytest_skill_eval.policy import Judgement
 
 __all__ = ["CASE_SEPARATOR", "GroupCases", "case_id", "comparison_bound", "grade_cases", "lost_trial_runs",
@@ -76,16 +76,26 @@ def status_outcome(status: str | None) -> Outcome:
 
 
 def grade_outcomes(grade: GroupGrade) -> dict[str, Outcome]:
-    return {e.id: status_outcome(e.status) for e in grade.expectations}
+    return expectation_outcomes(grade.expectations)
+
+
+def expectation_outcomes(expectations: Sequence[ExpectationResult]) -> dict[str, Outcome]:
+    return {e.id: status_outcome(e.status) for e in expectations}
 
 
 def grade_cases(group_id: str, grade: GroupGrade) -> tuple[ComparisonEvidence, ...]:
     """A single run's comparisons: each a case of one planned trial."""
-    outcomes = grade_outcomes(grade)
+    return single_run_cases(group_id, grade.expectations, grade.comparisons)
+
+
+def single_run_cases(group_id: str, expectations: Sequence[ExpectationResult],
+                     comparisons: Sequence[ComparisonResult]) -> tuple[ComparisonEvidence, ...]:
+    """Each comparison of a single run (a stored grade or a judged verdict): one planned trial per arm."""
+    outcomes = expectation_outcomes(expectations)
     return tuple(ComparisonEvidence(case_id(group_id, c.id),
                                     (outcomes.get(c.baseline) if c.baseline else None,),
                                     (outcomes.get(c.candidate) if c.candidate else None,))
-                 for c in grade.comparisons)
+                 for c in comparisons)
 
 
 def planned_trials(aggregate: TrialGrade, stopping: StoppingRecord | None) -> int:
@@ -134,11 +144,7 @@ def verdict_cases(verdict: Judgement) -> GroupCases:
         states = {v.name: v.state for v in verdict.variants}
         if "not-selected" in states.values():
             return GroupCases(verdict.group_id, verdict.position, (), {})
-        outcomes = {e.id: status_outcome(e.status) for e in verdict.expectations}
-        cases = tuple(ComparisonEvidence(case_id(verdict.group_id, c.id),
-                                         (outcomes.get(c.baseline) if c.baseline else None,),
-                                         (outcomes.get(c.candidate) if c.candidate else None,))
-                      for c in verdict.comparisons)
+        cases = single_run_cases(verdict.group_id, verdict.expectations, verdict.comparisons)
         lost = {name: int(state not in ("complete", "not-selected")) for name, state in states.items()}
         return GroupCases(verdict.group_id, verdict.position, cases, lost)
     planned = planned_trials(a, verdict.stopping)
