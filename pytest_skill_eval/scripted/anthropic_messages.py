@@ -209,6 +209,11 @@ def whole(reply: Reply, model: str, response_id: str) -> dict[str, Any]:
     return whole_message(reply, model, response_id)
 
 
+def truncated_whole(response_id: str) -> None:
+    """A non-streamed ``malformed`` reply: none, the server hangs up (the stream carries the broken record)."""
+    return None
+
+
 def output_chars(record: bytes) -> int:
     """The output characters an encoded record carries: text and JSON deltas, tool names (for pacing)."""
     payload = payload_of(record)

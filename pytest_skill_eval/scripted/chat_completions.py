@@ -1,17 +1,23 @@
 """The OpenAI chat-completions wire format of the stand-in's replies (pure).
 
 pi's ``openai-completions`` client reads ``chat.completion.chunk`` server-sent events; plain
-HTTP clients get one ``chat.completion`` object. The server (:mod:`.server`) decides when
-and how to send them, faults included.
+HTTP clients get one ``chat.completion`` object. Like the other wire modules it is a
+:class:`~.wires.Wire`: the server (:mod:`.handler`) decides when to send what it builds.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import json
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from pytest_skill_eval.scripted.replies import Reply
+from pytest_skill_eval.scripted import openai_responses
+from pytest_skill_eval.scripted.conversation import Conversation, read_conversation
+from pytest_skill_eval.scripted.replies import STAND_IN_TAG, Reply
+from pytest_skill_eval.scripted.sse import payload_of
 
+API = "openai-completions"
+PATH = "/v1/chat/completions"
 SERVER_NAME = "skill-eval-scripted-stand-in"
 TEXT_PIECE = 24  # characters per content delta: small enough that pi sees real streaming
 ARGUMENT_PIECE = 32
@@ -49,7 +55,7 @@ def iter_chunks(reply: Reply, model: str, response_id: str) -> Iterator[dict[str
         yield _usage_chunk(reply, model, response_id)
 
 
-def output_chars(chunk: dict[str, Any]) -> int:
+def chunk_chars(chunk: dict[str, Any]) -> int:
     """The output characters a chunk carries: content, tool-call names and argument pieces (for pacing)."""
     chars = 0
     for choice in chunk.get("choices") or ():
@@ -122,3 +128,83 @@ def whole_completion(reply: Reply, model: str, response_id: str) -> dict[str, An
 def text_chunk(first: dict[str, Any], text: str) -> dict[str, Any]:
     """A content delta shaped like the stream's *first* chunk (for the broken-stream faults)."""
     return {**first, "choices": [{"index": 0, "delta": {"content": text}, "finish_reason": None}]}
+
+
+# ---------------------------------------------------------------- the Wire members
+
+#: statuses of the faults that fail the request itself: OpenAI's, as the Responses wire
+FAULT_STATUS = openai_responses.FAULT_STATUS
+DONE = b"data: [DONE]\n\n"
+"""The record that ends an OpenAI chat-completions stream."""
+
+
+def request_problem(body: Any) -> str | None:
+    """Why *body* is not a chat-completions request the stand-in can answer, or None."""
+    if not isinstance(body, dict) or not isinstance(body.get("model"), str) or not isinstance(body.get("messages"), list):
+        return 'expected a JSON object with a string "model" and a "messages" array'
+    return None
+
+
+def read_request(body: Mapping[str, Any]) -> Conversation:
+    """What the script can see of a chat-completions request."""
+    return read_conversation(body)
+
+
+def encode(payload: Mapping[str, Any]) -> bytes:
+    return b"data: " + json.dumps(payload, ensure_ascii=False).encode() + b"\n\n"
+
+
+def stream_records(reply: Reply, model: str, response_id: str) -> Iterator[bytes]:
+    """The encoded records of a streamed reply, ``[DONE]`` last; a plain reply is built as
+    it is sent. A streaming fault breaks the stream: ``stall`` and ``disconnect`` are what is
+    sent before the server waits or hangs up; ``malformed`` puts a truncated JSON record
+    after the first; ``no-finish-reason`` ends without a finish chunk."""
+    if reply.fault is None:
+        yield from map(encode, iter_chunks(reply, model, response_id))
+        yield DONE
+        return
+    chunks = stream_chunks(reply, model, response_id)
+    first = encode(chunks[0])
+    if reply.fault == "stall":
+        yield first
+    elif reply.fault == "disconnect":
+        yield first
+        yield encode(text_chunk(chunks[0], f"{STAND_IN_TAG} partial reply before a disconnect"))
+    elif reply.fault == "malformed":
+        yield first
+        yield b'data: {"id": "' + response_id.encode() + b'", "choices": [\n\n'
+        yield from map(encode, chunks[1:])
+        yield DONE
+    elif reply.fault == "no-finish-reason":
+        yield first
+        yield encode(text_chunk(chunks[0], f"{STAND_IN_TAG} reply without a finish_reason"))
+        yield encode(chunks[-1])
+        yield DONE
+    else:
+        yield from map(encode, chunks)
+        yield DONE
+
+
+def whole(reply: Reply, model: str, response_id: str) -> dict[str, Any]:
+    """The non-streaming answer (the server's common name for :func:`whole_completion`)."""
+    return whole_completion(reply, model, response_id)
+
+
+def truncated_whole(response_id: str) -> bytes:
+    """A non-streamed ``malformed`` reply: a ``chat.completion`` cut short."""
+    return b'{"id": "' + response_id.encode() + b'", "choices": ['
+
+
+def fault_error(fault: str) -> tuple[int, dict[str, Any]]:
+    """Status and body of a fault that fails the request itself (``http-500`` in the
+    stand-in's own words, the others as the Responses wire words them)."""
+    if fault == "http-500":
+        message = f"{STAND_IN_TAG} scripted fault http-500"
+        return 500, {"error": {"message": message, "type": "server_error", "code": "server_error"}}
+    return openai_responses.fault_error(fault)
+
+
+def output_chars(record: bytes) -> int:
+    """The output characters an encoded record carries (for pacing): :func:`chunk_chars` of its payload."""
+    payload = payload_of(record)
+    return chunk_chars(payload) if isinstance(payload, dict) else 0

@@ -20,19 +20,12 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler
 from typing import TYPE_CHECKING, Any
 
-from pytest_skill_eval.scripted import anthropic_messages, openai_responses
-from pytest_skill_eval.scripted.chat_completions import (
-    SERVER_NAME,
-    iter_chunks,
-    output_chars,
-    stream_chunks,
-    text_chunk,
-    whole_completion,
-)
+from pytest_skill_eval.scripted import anthropic_messages
+from pytest_skill_eval.scripted.chat_completions import SERVER_NAME
 from pytest_skill_eval.scripted.connections import TrackingHTTPServer
-from pytest_skill_eval.scripted.pacing import Latency, due_times, model_seconds, schedule
-from pytest_skill_eval.scripted.replies import RETRY_AFTER_SECONDS, STAND_IN_TAG, Arm, Reply, plan_reply
-from pytest_skill_eval.scripted.wires import PATHS, WIRES, Api, fault_status, request_problem
+from pytest_skill_eval.scripted.pacing import Latency, due_times, model_seconds
+from pytest_skill_eval.scripted.replies import RETRY_AFTER_SECONDS, Arm, Reply, plan_reply
+from pytest_skill_eval.scripted.wires import PATHS, WIRES, Api, Wire, fault_status, request_problem
 
 if TYPE_CHECKING:
     from pytest_skill_eval.scripted.server import ScriptedModelServer
@@ -144,7 +137,7 @@ class _Handler(BaseHTTPRequestHandler):
             )
             return
         arm = self.headers.get(ARM_HEADER)
-        reply = plan_reply(script, body, WIRES[api].read_request(body) if api in WIRES else None,
+        reply = plan_reply(script, body, WIRES[api].read_request(body),
                            arm=arm_of(arm, owner.seed))
         status = fault_status(api, reply.fault) if reply.fault in _STATUS_FAULTS else 200
         self._current = record = RequestRecord(model, status, reply, None, body, api, self._header_record(), arm,
@@ -156,81 +149,22 @@ class _Handler(BaseHTTPRequestHandler):
         if self._wait_until(self._latency.first_token_delay or 0.0):
             self._abandon()  # the server is stopping: no reply at all
             return
-        if api == "openai-completions":
-            self._answer(reply, model, response_id, stream=body.get("stream") is True)
-        else:
-            self._answer_wire(api, reply, model, response_id, stream=body.get("stream") is True)
+        self._answer(api, reply, model, response_id, stream=body.get("stream") is True)
 
     def _header_record(self) -> dict[str, str]:
         return {name.lower(): value for name, value in self.headers.items()}
 
     # ------------------------------------------------------------------ replies
 
-    def _answer(self, reply: Reply, model: str, response_id: str, *, stream: bool) -> None:
-        if reply.fault == "http-500":
-            self._send_error(500, f"{STAND_IN_TAG} scripted fault http-500", "server_error")
-            return
-        if reply.fault in _STATUS_FAULTS:
-            self._send_fault(reply)
-            return
-        if not stream:
-            if self._wait_until(self._whole_due(reply)):
-                self._abandon()
-                return
-            self._answer_whole(reply, model, response_id)
-            return
-        # a fault breaks the whole list; a plain reply is built as it is sent
-        chunks = stream_chunks(reply, model, response_id) if reply.fault is not None else []
-        self._start_stream()
-        try:
-            if reply.fault == "stall":
-                self._send_event(chunks[0])
-                self._wait_for_hang_up()
-                self._abandon()
-            elif reply.fault == "disconnect":
-                self._send_event(chunks[0])
-                self._send_event(text_chunk(chunks[0], f"{STAND_IN_TAG} partial reply before a disconnect"))
-                self._abandon()
-            elif reply.fault == "malformed":
-                self._send_event(chunks[0])
-                self._send_chunk(b'data: {"id": "' + response_id.encode() + b'", "choices": [\n\n')
-                for payload in chunks[1:]:
-                    self._send_event(payload)
-                self._finish_stream()
-            elif reply.fault == "no-finish-reason":
-                self._send_event(chunks[0])
-                self._send_event(text_chunk(chunks[0], f"{STAND_IN_TAG} reply without a finish_reason"))
-                self._send_event(chunks[-1])
-                self._finish_stream()
-            else:
-                payloads = chunks or iter_chunks(reply, model, response_id)
-                for payload, due in _paced(payloads, self._latency):
-                    if self._wait_until(due):
-                        self._abandon()
-                        return
-                    self._send_event(payload)
-                self._finish_stream()
-        except OSError:
-            self.close_connection = True  # the client went away; nothing left to tell it
-
-    def _answer_whole(self, reply: Reply, model: str, response_id: str) -> None:
-        """A non-streaming reply, for plain HTTP clients (pi always streams)."""
-        if reply.fault in ("stall", "disconnect"):
-            if reply.fault == "stall":
-                self._wait_for_hang_up()
-            self._abandon()
-            return
-        if reply.fault == "malformed":
-            truncated = b'{"id": "' + response_id.encode() + b'", "choices": ['
-            self._send_bytes(200, truncated, "application/json")
-            return
-        self._send_json(200, whole_completion(reply, model, response_id))
-
-    def _answer_wire(self, api: Api, reply: Reply, model: str, response_id: str, *, stream: bool) -> None:
-        """A reply in the Anthropic Messages or OpenAI Responses format, faults included."""
+    def _answer(self, api: Api, reply: Reply, model: str, response_id: str, *, stream: bool) -> None:
+        """A reply in *api*'s wire format, faults included: a fault that fails the request is
+        an HTTP error; a streaming fault breaks the stream as the wire's records say."""
         wire = WIRES[api]
         if reply.fault in _STATUS_FAULTS:
             self._send_fault(reply)
+            return
+        if not stream and reply.fault == "malformed" and (truncated := wire.truncated_whole(response_id)) is not None:
+            self._send_bytes(200, truncated, "application/json")
             return
         if reply.fault in ("stall", "disconnect") or (reply.fault == "malformed" and not stream):
             if stream:
@@ -250,12 +184,10 @@ class _Handler(BaseHTTPRequestHandler):
                 return
             self._send_json(200, wire.whole(reply, model, response_id))
             return
-        records = wire.stream_records(reply, model, response_id)
-        due = schedule([wire.output_chars(record) for record in records], self._latency)
         self._start_stream()
         try:
-            for record, at in zip(records, due, strict=True):
-                if self._wait_until(at):
+            for record, due in _paced(wire, wire.stream_records(reply, model, response_id), self._latency):
+                if self._wait_until(due):
                     self._abandon()
                     return
                 self._send_chunk(record)
@@ -283,7 +215,7 @@ class _Handler(BaseHTTPRequestHandler):
     def _send_fault(self, reply: Reply) -> None:
         """The HTTP error of a ``rate-limit``, ``overloaded`` or ``http-500`` fault in this wire's words."""
         assert reply.fault is not None
-        status, body = WIRES.get(self._api, openai_responses).fault_error(reply.fault)
+        status, body = WIRES[self._api].fault_error(reply.fault)
         extra = {"retry-after": str(RETRY_AFTER_SECONDS)} if reply.fault == "rate-limit" else {}
         self._send_json(status, body, extra)
 
@@ -314,9 +246,6 @@ class _Handler(BaseHTTPRequestHandler):
         self.wfile.write(data)
         self._sent()
 
-    def _send_event(self, payload: dict[str, Any]) -> None:
-        self._send_chunk(b"data: " + json.dumps(payload, ensure_ascii=False).encode() + b"\n\n")
-
     def _send_chunk(self, data: bytes) -> None:
         self.wfile.write(b"%x\r\n%s\r\n" % (len(data), data))
         self._sent()
@@ -324,10 +253,6 @@ class _Handler(BaseHTTPRequestHandler):
     def _sent(self) -> None:
         if self._current is not None:
             self._current.sent_at.append(time.monotonic())
-
-    def _finish_stream(self) -> None:
-        self._send_chunk(b"data: [DONE]\n\n")
-        self.wfile.write(b"0\r\n\r\n")
 
     def _wait_for_hang_up(self) -> None:
         """Block until the client closes the connection or the server stops."""
@@ -351,15 +276,16 @@ class _Handler(BaseHTTPRequestHandler):
             pass
 
 
-def _paced(payloads: Iterable[dict[str, Any]], latency: Latency) -> Iterator[tuple[dict[str, Any], float]]:
-    """Each chat-completions payload with the time it is due (:func:`~.pacing.due_times`)."""
-    items = iter(payloads)
-    pending: list[dict[str, Any]] = []
+def _paced(wire: Wire, records: Iterable[bytes], latency: Latency) -> Iterator[tuple[bytes, float]]:
+    """Each record of a stream with the time it is due (:func:`~.pacing.due_times`), the
+    stream read as it is sent: a long reply is never built whole."""
+    items = iter(records)
+    pending: list[bytes] = []
 
     def chars() -> Iterator[int]:
-        for payload in items:
-            pending.append(payload)
-            yield output_chars(payload)
+        for record in items:
+            pending.append(record)
+            yield wire.output_chars(record)
 
     for due in due_times(chars(), latency):
         yield pending.pop(), due

@@ -28,6 +28,7 @@ from pytest_skill_eval.redaction import EventLines, Redactor, redact_events
 from pytest_skill_eval.scripted.pacing import Latency
 from pytest_skill_eval.scripted.replies import PlannedToolCall, Reply, ReplyUsage
 from pytest_skill_eval.scripted.server import RequestRecord, ScriptedModelServer
+from pytest_skill_eval.scripted.wires import Api
 
 SECRET = "TOKENVALUE-0123456789"
 DELTAS = 3000
@@ -203,14 +204,20 @@ def test_the_stand_in_keeps_a_window_of_requests() -> None:
     assert 0 < REQUEST_HISTORY <= 64
 
 
+@pytest.mark.parametrize("api", ["openai-completions", "anthropic-messages", "openai-responses"])
 @pytest.mark.parametrize("latency", [Latency(), Latency(0.5, 40.0), Latency(None, 7.0)])
-def test_the_stand_in_paces_a_lazily_built_stream_as_the_whole_list(latency: Latency) -> None:
-    from pytest_skill_eval.scripted.chat_completions import iter_chunks, output_chars, stream_chunks
+def test_the_stand_in_paces_a_lazily_built_stream_as_the_whole_list(api: Api, latency: Latency) -> None:
+    from collections.abc import Iterator
+
     from pytest_skill_eval.scripted.handler import _paced
     from pytest_skill_eval.scripted.pacing import schedule
+    from pytest_skill_eval.scripted.wires import WIRES
 
+    wire = WIRES[api]
     call = PlannedToolCall("call-1", "write", json.dumps({"path": "a.txt", "content": "y" * 300}))
     reply = Reply(1, 1, "scripted", None, None, "x" * 1000 + " done", (call,), None, ReplyUsage(10, 20))
-    whole = stream_chunks(reply, "m", "id")
-    expected = list(zip(whole, schedule([output_chars(c) for c in whole], latency), strict=True))
-    assert list(_paced(iter_chunks(reply, "m", "id"), latency)) == expected
+    whole = list(wire.stream_records(reply, "m", "resp_1"))
+    expected = list(zip(whole, schedule([wire.output_chars(r) for r in whole], latency), strict=True))
+    assert list(_paced(wire, wire.stream_records(reply, "m", "resp_1"), latency)) == expected
+    if api == "openai-completions":  # pi's own wire: a 2 MB reply is never built whole
+        assert isinstance(wire.stream_records(reply, "m", "id"), Iterator)

@@ -23,6 +23,7 @@ from pytest_skill_eval.scripted.format import parse_script
 from pytest_skill_eval.scripted.pacing import CHARS_PER_TOKEN, Latency, model_seconds, schedule
 from pytest_skill_eval.scripted.replies import plan_reply
 from pytest_skill_eval.scripted.server import APIS, Api, RequestRecord, ScriptedModelServer
+from pytest_skill_eval.scripted.wires import WIRES
 
 from .test_with_pi import make_skill, run_pi, write_script
 
@@ -84,7 +85,7 @@ def _reply(text: str = TEXT, calls: bool = True) -> Any:
 def test_every_wire_counts_the_same_output_characters() -> None:
     reply = _reply()
     expected = len(reply.text) + sum(len(c.name) + len(c.arguments) for c in reply.tool_calls)
-    chat = sum(chat_completions.output_chars(c) for c in chat_completions.stream_chunks(reply, "m", "id"))
+    chat = sum(chat_completions.output_chars(r) for r in chat_completions.stream_records(reply, "m", "id"))
     anthropic = sum(anthropic_messages.output_chars(r) for r in anthropic_messages.stream_records(reply, "m", "id"))
     responses = sum(openai_responses.output_chars(r) for r in openai_responses.stream_records(reply, "m", "resp_1"))
     assert chat == anthropic == responses == expected
@@ -92,8 +93,9 @@ def test_every_wire_counts_the_same_output_characters() -> None:
 
 def test_envelope_records_carry_no_output() -> None:
     reply = _reply(calls=False)
-    chunks = chat_completions.stream_chunks(reply, "m", "id")
-    assert chat_completions.output_chars(chunks[0]) == 0 and chat_completions.output_chars(chunks[-1]) == 0
+    chunks = list(chat_completions.stream_records(reply, "m", "id"))
+    assert chunks[-1] == chat_completions.DONE
+    assert chat_completions.output_chars(chunks[0]) == 0 and chat_completions.output_chars(chunks[-2]) == 0
     records = anthropic_messages.stream_records(reply, "m", "id")
     assert anthropic_messages.output_chars(records[0]) == 0  # message_start
     assert openai_responses.output_chars(openai_responses.stream_records(reply, "m", "resp_1")[-1]) == 0
@@ -165,11 +167,8 @@ def _output_per_record(api: Api, record: RequestRecord) -> list[int]:
     """The output characters of each record the server sent for *record*'s reply (recomputed, pure)."""
     assert record.reply is not None
     reply, model = record.reply, record.model or ""
-    if api == "openai-completions":
-        return [chat_completions.output_chars(c) for c in chat_completions.stream_chunks(reply, model, "x")] + [0]
-    if api == "anthropic-messages":
-        return [anthropic_messages.output_chars(r) for r in anthropic_messages.stream_records(reply, model, "x")]
-    return [openai_responses.output_chars(r) for r in openai_responses.stream_records(reply, model, "resp_x")]
+    wire = WIRES[api]
+    return [wire.output_chars(r) for r in wire.stream_records(reply, model, "resp_x")]
 
 
 def _assert_paced(api: Api, record: RequestRecord, latency: Latency) -> None:

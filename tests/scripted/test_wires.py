@@ -8,6 +8,7 @@ pi's clients read them: events by type, text joined from deltas, tool arguments 
 
 from __future__ import annotations
 
+import dataclasses
 import http.client
 import json
 from collections.abc import Iterator
@@ -17,10 +18,11 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from pytest_skill_eval.scripted import anthropic_messages, openai_responses
-from pytest_skill_eval.scripted.format import parse_script
+from pytest_skill_eval.scripted import anthropic_messages, chat_completions, openai_responses
+from pytest_skill_eval.scripted.format import Fault, parse_script
 from pytest_skill_eval.scripted.replies import RETRY_AFTER_SECONDS, Reply, plan_reply
 from pytest_skill_eval.scripted.server import ScriptedModelServer
+from pytest_skill_eval.scripted.wires import APIS, PATHS, WIRES, Wire
 
 SYSTEM = (
     "<available_skills>\n  <skill>\n    <name>demo</name>\n    <description>Demo task.</description>\n"
@@ -220,6 +222,8 @@ def test_a_reply_without_extra_usage_reports_zeros() -> None:
     (openai_responses, "rate-limit", 429, "requests"),
     (openai_responses, "overloaded", 503, "server_error"),
     (openai_responses, "http-500", 500, "server_error"),
+    (chat_completions, "rate-limit", 429, "requests"),
+    (chat_completions, "overloaded", 503, "server_error"),
 ])
 def test_fault_errors_are_the_apis_own(wire: Any, fault: str, status: int, kind: str) -> None:
     got_status, body = wire.fault_error(fault)
@@ -324,3 +328,31 @@ def test_chat_completions_usage_details_only_when_a_step_asks() -> None:
     assert usage["prompt_tokens"] == reply.usage.prompt_tokens + 100
     assert usage["prompt_tokens_details"] == {"cached_tokens": 70, "cache_write_tokens": 30}
     assert usage["completion_tokens_details"] == {"reasoning_tokens": 4}
+
+
+def test_every_api_is_a_wire_module_reached_by_its_path() -> None:
+    assert list(WIRES) == list(APIS)
+    assert sorted(PATHS.values()) == sorted(APIS)
+    for path, api in PATHS.items():
+        assert getattr(WIRES[api], "PATH", path) == path
+
+
+def test_the_chat_completions_http_500_keeps_its_own_words() -> None:
+    status, body = chat_completions.fault_error("http-500")
+    assert status == 500 == chat_completions.FAULT_STATUS["http-500"]
+    assert body == {"error": {"message": "[scripted stand-in] scripted fault http-500", "type": "server_error",
+                              "code": "server_error"}}
+
+
+@pytest.mark.parametrize("fault", ["stall", "disconnect", "malformed", "no-finish-reason"])
+def test_chat_completions_broken_streams(fault: Fault) -> None:
+    reply = _reply(chat_completions.read_request, {"model": "m", "messages": [{"role": "user", "content": "hi"}]})
+    broken = list(chat_completions.stream_records(dataclasses.replace(reply, fault=fault), "m", "chatcmpl-1"))
+    ends = broken[-1] == chat_completions.DONE
+    assert ends is (fault in ("malformed", "no-finish-reason")), "a stream that breaks never says [DONE]"
+    assert chat_completions.output_chars(broken[0]) == 0
+    if fault == "malformed":
+        assert broken[1] == b'data: {"id": "chatcmpl-1", "choices": [\n\n'
+    assert chat_completions.truncated_whole("chatcmpl-1") == b'{"id": "chatcmpl-1", "choices": ['
+    others: list[Wire] = [anthropic_messages, openai_responses]
+    assert [wire.truncated_whole("x") for wire in others] == [None, None], "the other wires hang up"
