@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
+import typing
 from typing import Any
 
 import jsonschema
@@ -12,7 +14,8 @@ from hypothesis import strategies as st
 
 from pytest_skill_eval import jsonpointer, schemas
 from pytest_skill_eval.grading import check_expectation
-from pytest_skill_eval.grading.shapes import EXPECTS, KIND_FIELDS, KINDS
+from pytest_skill_eval.grading.checks import CHECK_TYPES
+from pytest_skill_eval.grading.shapes import COMMON_FIELDS, EXPECTS, KIND_FIELDS, KINDS
 
 from .builders import expectation, grade_one, group
 
@@ -303,3 +306,22 @@ def test_grade_errors_show_found_values_as_json_and_missing_fields_as_nothing() 
     ]
     assert [p.message for p in schemas.problems("script", {"schema": "skill-eval-script/1"})] == [
         'expected a non-empty array of turns, found no "turns" field']
+
+
+#: a definition field stored under another name in its check, and check fields derived from others
+_STORED_AS = {"argumentContains": "contains", "argumentNotContains": "not_contains"}
+_DERIVED = {"json": {"tokens"}}
+
+
+def test_each_check_type_is_its_kinds_row_of_the_tables() -> None:
+    """The kind tables here are the one registry: the check types (grading/checks) and the
+    schema (test above) are checked against them, so a kind added in one place only fails."""
+    assert tuple(CHECK_TYPES) == KINDS
+    for kind, check_type in CHECK_TYPES.items():
+        hints = typing.get_type_hints(check_type)
+        fields = {f.name: f for f in dataclasses.fields(check_type)}
+        assert fields["kind"].default == kind
+        assert typing.get_args(hints["expect"]) == EXPECTS[kind]
+        own = set(fields) - {"kind", "expect", "variant", "turn"}
+        assert own == {_STORED_AS.get(name, name) for name in KIND_FIELDS[kind]} | _DERIVED.get(kind, set()), kind
+    assert set(COMMON_FIELDS) - {"id", "comparison"} == {"kind", "expect", "variant", "turn"}
