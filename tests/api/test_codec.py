@@ -17,6 +17,7 @@ from pytest_skill_eval.grading.aggregate import ComparisonRate, ExpectationRate,
 from pytest_skill_eval.grading.results import ComparisonResult, ExpectationResult, GradeError, GroupGrade
 from pytest_skill_eval.observation import ContextRequest, ToolCall, Turn
 from pytest_skill_eval.redaction import MARKER, Redactor
+from pytest_skill_eval.stats import Interval
 from pytest_skill_eval.usage import Usage, VariantUsage
 
 SECRET = "s3cr3t-Value-42"
@@ -231,6 +232,8 @@ def test_an_array_record_is_stored_as_its_fields_values() -> None:
     assert stored == {"span": [0.25, 1.0], "spans": [[0, 0.5]]}
     assert codec.from_json(Spanned, stored) == Spanned(Span(0.25, 1.0), (Span(0, 0.5),))
     assert codec.from_json(Spanned, {"span": None}) == Spanned(None)
+    assert codec.to_json(Interval(0.1, 0.9)) == [0.1, 0.9]  # how every stored interval is written
+    assert codec.from_json(Interval, [0, 1]) == Interval(0, 1)
 
 
 @pytest.mark.parametrize(("data", "message"), [
