@@ -8,7 +8,8 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.errors import EvidenceError
+from pytest_skill_eval import codec
+from pytest_skill_eval.errors import EvidenceError, MalformedGrade
 from pytest_skill_eval.evidence.reader import parse_aggregate
 from pytest_skill_eval.grading.aggregate import Trial, TrialGrade, aggregate
 from pytest_skill_eval.grading.results import (
@@ -155,3 +156,15 @@ def test_a_stored_aggregate_that_is_not_one_is_refused_where_it_is_wrong(
     with pytest.raises(EvidenceError) as info:
         parse_aggregate(data, "aggregate.json")
     assert str(info.value) == f"aggregate.json: {message}"
+
+
+def test_the_codec_refuses_what_the_schema_would_as_a_second_line() -> None:
+    """Read without its schema, a bad aggregate is still a located grade error, not a KeyError."""
+    data = _stored()
+    del data["trials"]["ran"]
+    with pytest.raises(MalformedGrade, match=r"^aggregate.json: trials/ran: expected an integer, found nothing$"):
+        codec.from_json(TrialGrade, data, "aggregate.json")
+    data = _stored()
+    data["comparisons"][0]["saturated"] = "no"
+    with pytest.raises(MalformedGrade, match=r'^comparisons/0/saturated: expected a boolean, found string "no"$'):
+        TrialGrade.from_json(data)
