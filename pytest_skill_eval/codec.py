@@ -9,6 +9,8 @@ What is stored follows from ``dataclasses.fields``:
 
 * the key order is the field order, or the record's declared :class:`Layout` ``order`` (which
   may also name a property: written, never read back, such as ``VariantUsage.total``);
+* a record whose layout is an ``array`` is stored as the array of its fields' values, in field
+  order (a :class:`~pytest_skill_eval.stats.Interval` is ``[low, high]``);
 * values convert by what they are: a nested record becomes its object, a tuple an array, a
   mapping an object (keys kept in order), anything else (raw JSON) is stored as it is;
 * reading converts by the field's type: ``tuple[X, ...]``, ``Mapping[K, X]``, nested records,
@@ -19,8 +21,9 @@ What is stored follows from ``dataclasses.fields``:
 
 A field's exceptions are declared in its metadata (:func:`meta`): a renamed key, a value left
 out (``omit``), what ``None`` is stored as, sorted mapping keys, a nested record stored inline
-in its parent's object, a lenient reader for values older evidence wrote, or a value taken
-from the enclosing object on read (a tool call's turn index).
+in its parent's object, a value stored in a nested object of its record's (``aggregate.json``'s
+``trials: {planned, ran}``), a lenient reader for values older evidence wrote, or a value
+taken from the enclosing object on read (a tool call's turn index).
 
 The JSON Schemas (``schemas/evidence-*``) stay the check on read; the codec's own checks are
 the located errors of the grade family and a second line behind the schemas.
@@ -73,11 +76,12 @@ class Spec:
     read: Callable[[Any], Any] | None = None
     parent: str | None = None
     whole: bool = False
+    within: str | None = None
 
 
 def meta(*, key: str | None = None, omit: Callable[[Any], bool] | None = None, none_as: Any = UNSET,
          sort: bool = False, inline: str | None = None, absent: Any = UNSET, read: Callable[[Any], Any] | None = None,
-         parent: str | None = None, whole: bool = False) -> dict[str, Spec]:
+         parent: str | None = None, whole: bool = False, within: str | None = None) -> dict[str, Spec]:
     """Field metadata for the codec (``field(metadata=meta(...))``).
 
     *key*: the stored name. *omit*: a predicate on the value that leaves the key out
@@ -86,16 +90,19 @@ def meta(*, key: str | None = None, omit: Callable[[Any], bool] | None = None, n
     record whose keys are stored in this object, present on read when the key *inline* is.
     *absent*: the value of an absent key. *read*: a lenient reader of the stored value
     (no type check). *parent*: not stored; read from the enclosing object's key *parent*.
-    *whole*: the record is stored as this one field's value (an array document).
+    *whole*: the record is stored as this one field's value (an array document). *within*:
+    stored as key *key* of the nested object *within* of the record's, which is written where
+    its first member falls in the order and read as ``{}`` when absent.
     """
-    return {META: Spec(key, omit, none_as, sort, inline, absent, read, parent, whole)}
+    return {META: Spec(key, omit, none_as, sort, inline, absent, read, parent, whole, within)}
 
 
 @dataclass(frozen=True, slots=True)
 class Layout:
     """A record's declared storage: key *order* (attribute names, properties allowed), the
-    *error* raised for bad stored data, the *name* a message gives the whole document, and
-    whether reading checks every value's type (*strict*)."""
+    *error* raised for bad stored data, the *name* a message gives the whole document,
+    whether reading checks every value's type (*strict*), and whether the record is stored as
+    the *array* of its fields' values (in field order) instead of an object."""
 
     order: tuple[str, ...] = ()
     error: type[Exception] = EvidenceError
@@ -103,6 +110,8 @@ class Layout:
     #: whether a stored value of the wrong type is an error (a family whose from_json is
     #: its only check); else it is kept as stored, since the file's schema checked it first
     strict: bool = False
+    #: stored as ``[field1, field2, …]``, read back from an array of exactly that many items
+    array: bool = False
 
 
 class Encodable(Protocol):
@@ -174,13 +183,20 @@ def _make_plan(kind: type) -> _Plan:
     return _Plan(tuple(in_order), tuple(entries.values()), layout, whole)
 
 
-def stored_keys(kind: type) -> tuple[str, ...]:
-    """The keys a record of *kind* can store, in order (inline records' keys included)."""
+def stored_keys(kind: type, within: str | None = None) -> tuple[str, ...]:
+    """The keys a record of *kind* can store, in order (inline records' keys included, a
+    nested object's name once); with *within*, the keys stored in that nested object."""
     keys: list[str] = []
     for e in _plan(kind).entries:
         if e.spec.parent is not None:
             continue
-        if e.spec.inline is not None:
+        if within is not None:
+            if e.spec.within == within:
+                keys.append(e.key)
+        elif e.spec.within is not None:
+            if e.spec.within not in keys:
+                keys.append(e.spec.within)
+        elif e.spec.inline is not None:
             keys.extend(stored_keys(_record_type(e.hint)))
         else:
             keys.append(e.key)
@@ -203,6 +219,8 @@ def to_json(record: Any) -> Any:
     plan = _plan(type(record))
     if plan.whole is not None:
         return _write(getattr(record, plan.whole.name))
+    if plan.layout.array:
+        return [_write(getattr(record, e.name)) for e in plan.fields]
     out: dict[str, Any] = {}
     _write_into(record, plan, out)
     return out
@@ -216,15 +234,16 @@ def _write_into(record: Any, plan: _Plan, out: dict[str, Any]) -> None:
         value = getattr(record, e.name)
         if spec.omit is not None and spec.omit(value):
             continue
+        into = out if spec.within is None else out.setdefault(spec.within, {})
         if spec.inline is not None:
             if value is not None:
-                _write_into(value, _plan(type(value)), out)
+                _write_into(value, _plan(type(value)), into)
         elif value is None and spec.none_as is not UNSET:
-            out[e.key] = _write(spec.none_as)
+            into[e.key] = _write(spec.none_as)
         else:
             if spec.sort:
                 value = dict(sorted(value.items()))
-            out[e.key] = _write(value)
+            into[e.key] = _write(value)
 
 
 def _write(value: Any) -> Any:
@@ -311,17 +330,25 @@ def _describe(hint: Any) -> str:
         return f"{text} or null" if len(rest) < len(get_args(hint)) else text
     if hint in _SCALARS:
         return _SCALARS[hint]
+    if _is_array_record(hint):
+        return f"an array of {len(_plan(hint).fields)} items"
     origin, args = get_origin(hint), get_args(hint)
     if origin is tuple:
         item = args[0] if len(args) == 2 and args[1] is Ellipsis else None
         if item is str:
             return "an array of strings"
+        if item is not None and _is_array_record(item):
+            return "an array of arrays"
         if item is not None and (dataclasses.is_dataclass(item) or get_origin(item) in (dict, Mapping)):
             return "an array of objects"
         return "an array"
     if hint is type(None):
         return "null"
     return "an object"
+
+
+def _is_array_record(hint: Any) -> bool:
+    return isinstance(hint, type) and dataclasses.is_dataclass(hint) and _plan(hint).layout.array
 
 
 @dataclass(frozen=True, slots=True)
@@ -341,29 +368,46 @@ class _Reader:
         plan = _plan(kind)
         if plan.whole is not None:
             return kind(**{plan.whole.name: self.value(plan.whole.hint, data, path, parent)})
+        if plan.layout.array:
+            return self.array(kind, plan, data, path, parent)
         if not isinstance(data, Mapping):
             raise _Bad(path, f"expected an object, found {found(data)}")
         values: dict[str, Any] = {}
         for e in plan.fields:
             spec = e.spec
+            source, where = (data, path) if spec.within is None else self.within(data, spec.within, path)
             if spec.parent is not None:
                 values[e.name] = parent.get(spec.parent) if isinstance(parent, Mapping) else None
             elif spec.inline is not None:
-                values[e.name] = self.record(_record_type(e.hint), data, path, parent) if spec.inline in data else None
-            elif e.key not in data:
+                values[e.name] = self.record(_record_type(e.hint), source, where, parent) if spec.inline in source else None
+            elif e.key not in source:
                 if spec.absent is not UNSET:
                     values[e.name] = spec.absent
                 elif not e.has_default:
                     if not _nullable(e.hint):
-                        raise _Bad([*path, e.key], f"expected {_describe(e.hint)}, found nothing")
+                        raise _Bad([*where, e.key], f"expected {_describe(e.hint)}, found nothing")
                     values[e.name] = None
             elif spec.read is not None:
-                values[e.name] = spec.read(data[e.key])
-            elif spec.none_as is not UNSET and data[e.key] == spec.none_as:
+                values[e.name] = spec.read(source[e.key])
+            elif spec.none_as is not UNSET and source[e.key] == spec.none_as:
                 values[e.name] = None
             else:
-                values[e.name] = self.value(e.hint, data[e.key], [*path, e.key], data)
+                values[e.name] = self.value(e.hint, source[e.key], [*where, e.key], source)
         return kind(**values)
+
+    def within(self, data: Mapping[str, Any], name: str, path: list[str]) -> tuple[Mapping[str, Any], list[str]]:
+        """The nested object *name* of *data* (``{}`` when absent) and its path."""
+        inner = data.get(name, {})
+        if not isinstance(inner, Mapping):
+            raise _Bad([*path, name], f"expected an object, found {found(inner)}")
+        return inner, [*path, name]
+
+    def array(self, kind: type, plan: _Plan, data: Any, path: list[str], parent: Any) -> Any:
+        """An ``array`` record: exactly one item per field, each read by its field's type."""
+        if not isinstance(data, list) or len(data) != len(plan.fields):
+            raise _Bad(path, f"expected an array of {len(plan.fields)} items, found {found(data)}")
+        return kind(**{e.name: self.value(e.hint, item, [*path, str(i)], parent)
+                       for i, (e, item) in enumerate(zip(plan.fields, data, strict=True))})
 
     def value(self, hint: Any, value: Any, path: list[str], parent: Any) -> Any:
         if hint is Any:

@@ -19,6 +19,9 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import ClassVar
+
+from pytest_skill_eval.codec import Layout
 
 #: the two-sided 95 % quantile of the standard normal distribution
 Z_95 = 1.959963984540054
@@ -26,6 +29,9 @@ Z_95 = 1.959963984540054
 
 @dataclass(frozen=True, slots=True)
 class Interval:
+    """A two-sided interval; stored as ``[low, high]`` wherever a record holds one."""
+
+    STORED: ClassVar[Layout] = Layout(array=True)
     low: float
     high: float
 

@@ -13,18 +13,26 @@ spec words when every graded trial agrees on each side, otherwise the rates them
 Flags: an expectation is ``flaky`` when it both passed and failed; a comparison is
 ``saturated`` when every trial was ``pass-to-pass``, or every trial ``fail-to-fail`` (the
 check does not tell the variants apart).
+
+``aggregate.json`` is a :class:`TrialGrade` through :mod:`pytest_skill_eval.codec`: the counts
+are read back, the rates, intervals (``[low, high]``), p-values, transitions and flags are
+written from them and never read; the trial counts are stored under ``trials``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import ClassVar, Literal
 
-from pytest_skill_eval.grading.results import ComparisonResult, ExpectationResult, GradeError, GroupGrade
+from pytest_skill_eval.codec import Layout, Stored, meta
+from pytest_skill_eval.grading.results import GRADE_LAYOUT, ComparisonResult, ExpectationResult, GradeError, GroupGrade
 from pytest_skill_eval.stats import Interval, fisher_exact, wilson_interval
 
 AggregateState = Literal["graded", "grade-error"]
+
+#: how every record of ``aggregate.json`` is stored: a bad stored value is a grade's located error
+AGGREGATE_LAYOUT = replace(GRADE_LAYOUT, name="aggregate")
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,9 +45,11 @@ class Trial:
 
 
 @dataclass(frozen=True, slots=True)
-class ExpectationRate:
+class ExpectationRate(Stored):
     """One expectation over the trials: passes out of the graded trials, and what was not graded."""
 
+    STORED: ClassVar[Layout] = replace(AGGREGATE_LAYOUT, order=(
+        "id", "kind", "variant", "passes", "fails", "not_graded", "grade_errors", "rate", "interval", "flaky"))
     id: str
     kind: str
     variant: str
@@ -68,25 +78,14 @@ class ExpectationRate:
         """``7/10`` (passes of the graded trials), or ``unavailable`` when none was graded."""
         return f"{self.passes}/{self.graded}" if self.graded else "unavailable"
 
-    def to_json(self) -> dict[str, Any]:
-        interval = self.interval
-        return {
-            "id": self.id, "kind": self.kind, "variant": self.variant,
-            "passes": self.passes, "fails": self.fails, "not_graded": self.not_graded,
-            "grade_errors": self.grade_errors, "rate": self.rate,
-            "interval": [interval.low, interval.high] if interval is not None else None,
-            "flaky": self.flaky,
-        }
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> ExpectationRate:
-        return cls(d["id"], d["kind"], d["variant"], d["passes"], d["fails"], d["not_graded"], d["grade_errors"])
-
 
 @dataclass(frozen=True, slots=True)
-class ComparisonRate:
+class ComparisonRate(Stored):
     """One comparison over the trials: each side's passes of its graded trials, and the test."""
 
+    STORED: ClassVar[Layout] = replace(AGGREGATE_LAYOUT, order=(
+        "id", "baseline", "candidate", "baseline_passes", "baseline_graded", "candidate_passes", "candidate_graded",
+        "baseline_rate", "candidate_rate", "p_value", "transition", "saturated", "reason"))
     id: str
     baseline: str | None
     candidate: str | None
@@ -134,56 +133,23 @@ class ComparisonRate:
             return None
         return self.candidate_rate < self.baseline_rate
 
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "id": self.id, "baseline": self.baseline, "candidate": self.candidate,
-            "baseline_passes": self.baseline_passes, "baseline_graded": self.baseline_graded,
-            "candidate_passes": self.candidate_passes, "candidate_graded": self.candidate_graded,
-            "baseline_rate": self.baseline_rate, "candidate_rate": self.candidate_rate,
-            "p_value": self.p_value, "transition": self.transition, "saturated": self.saturated,
-            "reason": self.reason,
-        }
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> ComparisonRate:
-        return cls(d["id"], d["baseline"], d["candidate"], d["baseline_passes"], d["baseline_graded"],
-                   d["candidate_passes"], d["candidate_graded"], d["saturated"], d.get("reason"))
-
 
 @dataclass(frozen=True, slots=True)
-class TrialGrade:
+class TrialGrade(Stored):
     """``aggregate.json``: what the trials of one group say together."""
 
+    STORED: ClassVar[Layout] = replace(AGGREGATE_LAYOUT, order=(
+        "group_id", "planned", "ran", "state", "runs", "expectations", "comparisons", "errors"))
     group_id: str
-    planned: int
-    ran: int
+    #: how many trials were meant to run, and how many did (stored as ``trials: {planned, ran}``)
+    planned: int = field(metadata=meta(within="trials"))
+    ran: int = field(metadata=meta(within="trials"))
     state: AggregateState
     expectations: tuple[ExpectationRate, ...]
     comparisons: tuple[ComparisonRate, ...]
     errors: tuple[GradeError, ...]
     #: per variant, how many trials' runs ended in each state (``complete``, ``invalid``, …)
     runs: Mapping[str, Mapping[str, int]]
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "group_id": self.group_id,
-            "trials": {"planned": self.planned, "ran": self.ran},
-            "state": self.state,
-            "runs": {name: dict(states) for name, states in self.runs.items()},
-            "expectations": [e.to_json() for e in self.expectations],
-            "comparisons": [c.to_json() for c in self.comparisons],
-            "errors": [e.to_json() for e in self.errors],
-        }
-
-    @classmethod
-    def from_json(cls, d: Mapping[str, Any]) -> TrialGrade:
-        return cls(
-            group_id=d["group_id"], planned=d["trials"]["planned"], ran=d["trials"]["ran"], state=d["state"],
-            expectations=tuple(ExpectationRate.from_json(e) for e in d["expectations"]),
-            comparisons=tuple(ComparisonRate.from_json(c) for c in d["comparisons"]),
-            errors=tuple(GradeError.from_json(e) for e in d["errors"]),
-            runs={name: dict(states) for name, states in d["runs"].items()},
-        )
 
 
 def aggregate(group_id: str, planned: int, trials: Sequence[Trial]) -> TrialGrade:

@@ -4,7 +4,7 @@ read, and the one redacting writer."""
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import ClassVar
 
@@ -17,6 +17,7 @@ from pytest_skill_eval.grading.aggregate import ComparisonRate, ExpectationRate,
 from pytest_skill_eval.grading.results import ComparisonResult, ExpectationResult, GradeError, GroupGrade
 from pytest_skill_eval.observation import ContextRequest, ToolCall, Turn
 from pytest_skill_eval.redaction import MARKER, Redactor
+from pytest_skill_eval.stats import Interval
 from pytest_skill_eval.usage import Usage, VariantUsage
 
 SECRET = "s3cr3t-Value-42"
@@ -177,3 +178,73 @@ def test_the_writer_redacts_counts_and_writes_atomically(tmp_path: Path) -> None
     assert oct(path.stat().st_mode & 0o777) == "0o600"
     assert store.write_record(tmp_path / "plain.json", GRADE) == 0
     assert SECRET in (tmp_path / "plain.json").read_text(encoding="utf-8")
+
+
+@dataclass(frozen=True)
+class Counted:
+    """Two fields stored together under ``trials``, between the others (as ``aggregate.json``'s counts)."""
+
+    STORED: ClassVar[codec.Layout] = codec.Layout(order=("id", "planned", "ran", "state"), name="counted",
+                                                  error=MalformedGrade, strict=True)
+    id: str
+    state: str
+    planned: int = field(metadata=codec.meta(within="trials"))
+    ran: int = field(metadata=codec.meta(within="trials", key="done"))
+
+
+def test_fields_within_a_nested_object_are_stored_there_in_order() -> None:
+    stored = codec.to_json(Counted("g", "graded", 3, 2))
+    assert json.dumps(stored) == '{"id": "g", "trials": {"planned": 3, "done": 2}, "state": "graded"}'
+    assert codec.from_json(Counted, stored) == Counted("g", "graded", 3, 2)
+    assert codec.stored_keys(Counted) == ("id", "trials", "state")
+    assert codec.stored_keys(Counted, within="trials") == ("planned", "done")
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    ({"id": "g", "trials": {"planned": 3}, "state": "graded"}, "trials/done: expected an integer, found nothing"),
+    ({"id": "g", "state": "graded"}, "trials/planned: expected an integer, found nothing"),
+    ({"id": "g", "trials": [3, 2], "state": "graded"}, "trials: expected an object, found array [3,2]"),
+    ({"id": "g", "trials": {"planned": "3", "done": 2}, "state": "graded"},
+     'trials/planned: expected an integer, found string "3"'),
+])
+def test_a_nested_object_is_read_where_it_is_wrong(data: object, message: str) -> None:
+    with pytest.raises(MalformedGrade) as info:
+        codec.from_json(Counted, data, "c.json")
+    assert str(info.value) == f"c.json: {message}"
+
+
+@dataclass(frozen=True)
+class Span:
+    STORED: ClassVar[codec.Layout] = codec.Layout(array=True)
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class Spanned:
+    STORED: ClassVar[codec.Layout] = codec.Layout(error=MalformedGrade, strict=True)
+    span: Span | None
+    spans: tuple[Span, ...] = ()
+
+
+def test_an_array_record_is_stored_as_its_fields_values() -> None:
+    stored = codec.to_json(Spanned(Span(0.25, 1.0), (Span(0, 0.5),)))
+    assert stored == {"span": [0.25, 1.0], "spans": [[0, 0.5]]}
+    assert codec.from_json(Spanned, stored) == Spanned(Span(0.25, 1.0), (Span(0, 0.5),))
+    assert codec.from_json(Spanned, {"span": None}) == Spanned(None)
+    assert codec.to_json(Interval(0.1, 0.9)) == [0.1, 0.9]  # how every stored interval is written
+    assert codec.from_json(Interval, [0, 1]) == Interval(0, 1)
+
+
+@pytest.mark.parametrize(("data", "message"), [
+    ({"span": [0.1]}, "span: expected an array of 2 items or null, found array [0.1]"),
+    ({"span": [0.1, 0.2, 0.3]}, "span: expected an array of 2 items or null, found array [0.1,0.2,0.3]"),
+    ({"span": [0.1, "x"]}, 'span/1: expected a number, found string "x"'),
+    ({"span": {"low": 0.1, "high": 0.2}}, "span: expected an array of 2 items or null, found object"),
+    ({"span": None, "spans": [[1, 2], [3]]}, "spans/1: expected an array of 2 items, found array [3]"),
+    ({"span": None, "spans": [[1, 2], "1-2"]}, 'spans/1: expected an array of 2 items, found string "1-2"'),
+])
+def test_an_array_record_of_the_wrong_shape_is_a_located_error(data: object, message: str) -> None:
+    with pytest.raises(MalformedGrade) as info:
+        codec.from_json(Spanned, data, "s.json")
+    assert str(info.value).startswith(f"s.json: {message}")

@@ -1,7 +1,8 @@
 """Each evidence schema and its record name the same keys, at every level a record stores.
 
 A record's stored keys come from its dataclass fields through the codec (renamed keys,
-inline records and written properties included, :func:`pytest_skill_eval.codec.stored_keys`);
+inline records, nested objects and written properties included,
+:func:`pytest_skill_eval.codec.stored_keys`);
 the schema's are its ``properties`` (with its ``then``/``else`` branches and ``$ref``s
 resolved). A field added to one and not the other fails here, before a file is refused on
 read or a key is silently dropped on write.
@@ -50,11 +51,12 @@ RECORDS: dict[str, tuple[type, ...]] = {
     "evidence-fingerprints": (records.FingerprintsRecord,),
     "evidence-manifest": (records.ManifestRecord,),
     "evidence-grade": (GroupGrade,),
+    "evidence-aggregate": (TrialGrade,),
     "evidence-stopping": (StoppingRecord,),
 }
 #: schemas of files no record reads (``merge.json`` is written and read as plain JSON by ``skill-eval merge``,
 #: and ``reuse.json``, read as plain JSON by ``evidence/reuse_records``)
-NO_RECORD = {"evidence-merge", "evidence-aggregate", "evidence-reuse"}
+NO_RECORD = {"evidence-merge", "evidence-reuse"}
 
 
 def _resolve(schema: Mapping[str, Any], root: Mapping[str, Any]) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
@@ -122,18 +124,34 @@ def _nested(kind: type) -> dict[str, tuple[str, type]]:
     return out
 
 
+def _within(kind: type) -> list[str]:
+    """The nested objects *kind*'s fields are stored in (``meta(within=...)``)."""
+    names = [spec.within for f in dataclasses.fields(kind) if (spec := f.metadata.get(codec.META)) is not None
+             and spec.within is not None]
+    return list(dict.fromkeys(names))
+
+
+def _differ(stored: set[str], properties: Mapping[str, object], where: str, names: str) -> list[str]:
+    if stored == set(properties):
+        return []
+    return [f"{where} ({names}): only in the record {sorted(stored - set(properties))}, "
+            f"only in the schema {sorted(set(properties) - stored)}"]
+
+
 def _compare(kinds: tuple[type, ...], schema: Mapping[str, Any], root: Mapping[str, Any], where: str,
              seen: list[str]) -> list[str]:
     """Differences between the keys *kinds* store and the properties *schema* names, recursively."""
-    problems: list[str] = []
     stored = {key for kind in kinds for key in codec.stored_keys(kind)}
     properties = _properties(schema, root)
     names = "/".join(k.__name__ for k in kinds)
-    if stored != set(properties):
-        problems.append(f"{where} ({names}): only in the record {sorted(stored - set(properties))}, "
-                        f"only in the schema {sorted(set(properties) - stored)}")
+    problems = _differ(stored, properties, where, names)
     seen.append(names)
     for kind in kinds:
+        for name in _within(kind):
+            for sub, sub_root in properties.get(name, ()):
+                problems += _differ(set(codec.stored_keys(kind, within=name)), _properties(sub, sub_root),
+                                    f"{where}/{name}", names)
+            seen.append(f"{names}/{name}")
         for key, (shape, nested) in _nested(kind).items():
             for sub, sub_root in properties.get(key, ()):
                 for branch, branch_root in _branches(sub, sub_root):
@@ -182,6 +200,9 @@ def test_the_nested_records_are_compared_too() -> None:
     seen = []
     _compare((records.ResultRecord,), SCHEMAS["evidence-result"], SCHEMAS["evidence-result"], "result", seen)
     assert {"ResultGroup", "ProvenanceRecord", "VariantUsage", "ShardIndex", "TrialCount"} <= set(seen), seen
+    seen = []
+    _compare((TrialGrade,), SCHEMAS["evidence-aggregate"], SCHEMAS["evidence-aggregate"], "aggregate", seen)
+    assert {"TrialGrade/trials", "ExpectationRate", "ComparisonRate", "GradeError"} <= set(seen), seen
 
 
 def test_a_field_the_schema_does_not_name_is_found() -> None:
@@ -197,8 +218,22 @@ def test_a_field_the_schema_does_not_name_is_found() -> None:
     assert problems == ["definition (Wider): only in the record ['extra'], only in the schema []"]
 
 
-def test_the_aggregate_schema_names_what_a_trial_grade_stores() -> None:
-    """``aggregate.json`` keeps its own to_json (computed rates); its keys still match its schema."""
+def test_a_key_of_a_nested_object_the_schema_does_not_name_is_found() -> None:
+    """The walk compares a nested object's keys too (``aggregate.json``'s ``trials``)."""
+
+    @dataclasses.dataclass(frozen=True)
+    class Counted:
+        group_id: str
+        planned: int = dataclasses.field(metadata=codec.meta(within="trials"))
+        spare: int = dataclasses.field(metadata=codec.meta(within="trials"))
+
+    schema: dict[str, Any] = {"properties": {"group_id": {}, "trials": {"properties": {"planned": {}, "ran": {}}}}}
+    problems = _compare((Counted,), schema, schema, "aggregate", [])
+    assert problems == ["aggregate/trials (Counted): only in the record ['spare'], only in the schema ['ran']"]
+
+
+def test_a_stored_trial_grade_has_every_key_its_schema_names() -> None:
+    """The written properties (rates, interval, test, transition, flags) are in the file, at every level."""
     grade = TrialGrade("g", 2, 2, "graded",
                        (ExpectationRate("e", "path", "candidate", 1, 1, 0, 0),),
                        (ComparisonRate("c", "b", "e", 1, 2, 1, 2, False),),
@@ -206,6 +241,8 @@ def test_the_aggregate_schema_names_what_a_trial_grade_stores() -> None:
     stored = grade.to_json()
     schema = SCHEMAS["evidence-aggregate"]
     assert set(stored) == set(_properties(schema, schema))
+    (trials, root), = _properties(schema, schema)["trials"]
+    assert set(stored["trials"]) == set(_properties(trials, root))
     for key, item in (("expectations", stored["expectations"][0]), ("comparisons", stored["comparisons"][0]),
                       ("errors", stored["errors"][0])):
         (sub, root), = _properties(schema, schema)[key]
