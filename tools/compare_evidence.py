@@ -34,6 +34,7 @@ import argparse
 import difflib
 import hashlib
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -272,17 +273,27 @@ def diff(before: Path, after: Path) -> int:
     return 1 if differing else 0
 
 
+def _interpreter(value: str) -> Path:
+    """--python, made absolute (the suites run from other directories) but not resolved: a
+    venv's ``python`` is a symlink whose target would lose the venv."""
+    path = Path(value).absolute()
+    if not os.access(path, os.X_OK):
+        raise argparse.ArgumentTypeError(f"{value}: no executable Python interpreter there "
+                                         "(give a venv's bin/python, e.g. .venv/bin/python)")
+    return path
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     sub = parser.add_subparsers(dest="command", required=True)
     snap = sub.add_parser("snapshot", help="run the example suites and write a digest")
     snap.add_argument("out", type=Path)
-    snap.add_argument("--python", type=Path, default=REPO / ".venv" / "bin" / "python")
+    snap.add_argument("--python", type=_interpreter, default=REPO / ".venv" / "bin" / "python")
     cmp_ = sub.add_parser("diff", help="compare two digests")
     cmp_.add_argument("before", type=Path)
     cmp_.add_argument("after", type=Path)
     selftest = sub.add_parser("selftest", help="two snapshots of this checkout must agree")
-    selftest.add_argument("--python", type=Path, default=REPO / ".venv" / "bin" / "python")
+    selftest.add_argument("--python", type=_interpreter, default=REPO / ".venv" / "bin" / "python")
     args = parser.parse_args(argv)
     if args.command == "snapshot":
         snapshot(args.python, args.out)
