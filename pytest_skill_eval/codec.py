@@ -242,7 +242,7 @@ def _write(value: Any) -> Any:
 # ----------------------------------------------------------------------------- reading
 
 
-class _Bad(Exception):
+class _BadValueError(Exception):
     def __init__(self, path: list[str], message: str) -> None:
         super().__init__(message)
         self.path = path
@@ -273,7 +273,7 @@ def from_json(kind: type[_R], data: Any, source: object = None) -> _R:
     try:
         record: _R = _Reader(_plan(kind).layout.strict).record(kind, data, [], None)
         return record
-    except _Bad as bad:
+    except _BadValueError as bad:
         layout = _plan(kind).layout
         where = "/".join(bad.path) or layout.name
         prefix = f"{source}: " if source is not None else ""
@@ -334,7 +334,7 @@ class _Reader:
 
     def refuse(self, path: list[str], message: str, value: Any) -> Any:
         if self.strict:
-            raise _Bad(path, message)
+            raise _BadValueError(path, message)
         return value
 
     def record(self, kind: type, data: Any, path: list[str], parent: Any) -> Any:
@@ -342,7 +342,7 @@ class _Reader:
         if plan.whole is not None:
             return kind(**{plan.whole.name: self.value(plan.whole.hint, data, path, parent)})
         if not isinstance(data, Mapping):
-            raise _Bad(path, f"expected an object, found {found(data)}")
+            raise _BadValueError(path, f"expected an object, found {found(data)}")
         values: dict[str, Any] = {}
         for e in plan.fields:
             spec = e.spec
@@ -355,7 +355,7 @@ class _Reader:
                     values[e.name] = spec.absent
                 elif not e.has_default:
                     if not _nullable(e.hint):
-                        raise _Bad([*path, e.key], f"expected {_describe(e.hint)}, found nothing")
+                        raise _BadValueError([*path, e.key], f"expected {_describe(e.hint)}, found nothing")
                     values[e.name] = None
             elif spec.read is not None:
                 values[e.name] = spec.read(data[e.key])
@@ -381,14 +381,14 @@ class _Reader:
             if len(rest) == 1:
                 try:
                     return self.value(rest[0], value, path, parent)
-                except _Bad as bad:
+                except _BadValueError as bad:
                     if bad.path == path and len(rest) < len(args):
-                        raise _Bad(path, f"expected {_describe(hint)}, found {found(value)}") from None
+                        raise _BadValueError(path, f"expected {_describe(hint)}, found {found(value)}") from None
                     raise
             for arg in rest:
                 try:
                     return self.value(arg, value, path, parent)
-                except _Bad:
+                except _BadValueError:
                     continue
             return self.refuse(path, f"expected {_describe(hint)}, found {found(value)}", value)
         if isinstance(hint, type) and dataclasses.is_dataclass(hint):

@@ -11,7 +11,7 @@ from typing import ClassVar
 import pytest
 
 from pytest_skill_eval import codec
-from pytest_skill_eval.errors import EvidenceError, MalformedGrade
+from pytest_skill_eval.errors import EvidenceError, MalformedGradeError
 from pytest_skill_eval.evidence import records, store
 from pytest_skill_eval.grading.aggregate import ComparisonRate, ExpectationRate, TrialGrade
 from pytest_skill_eval.grading.results import ComparisonResult, ExpectationResult, GradeError, GroupGrade
@@ -122,7 +122,7 @@ def test_an_evidence_record_keeps_a_value_its_schema_let_through() -> None:
      "grade.json: errors/0/message: expected a string, found number 3"),
 ])
 def test_a_grade_names_the_place_and_its_file(data: object, message: str) -> None:
-    with pytest.raises(MalformedGrade) as info:
+    with pytest.raises(MalformedGradeError) as info:
         codec.from_json(GroupGrade, data, "grade.json")
     assert str(info.value) == message
 
