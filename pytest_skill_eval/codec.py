@@ -261,7 +261,7 @@ def _write(value: Any) -> Any:
 # ----------------------------------------------------------------------------- reading
 
 
-class _Bad(Exception):
+class _BadValueError(Exception):
     def __init__(self, path: list[str], message: str) -> None:
         super().__init__(message)
         self.path = path
@@ -292,7 +292,7 @@ def from_json(kind: type[_R], data: Any, source: object = None) -> _R:
     try:
         record: _R = _Reader(_plan(kind).layout.strict).record(kind, data, [], None)
         return record
-    except _Bad as bad:
+    except _BadValueError as bad:
         layout = _plan(kind).layout
         where = "/".join(bad.path) or layout.name
         prefix = f"{source}: " if source is not None else ""
@@ -361,7 +361,7 @@ class _Reader:
 
     def refuse(self, path: list[str], message: str, value: Any) -> Any:
         if self.strict:
-            raise _Bad(path, message)
+            raise _BadValueError(path, message)
         return value
 
     def record(self, kind: type, data: Any, path: list[str], parent: Any) -> Any:
@@ -371,7 +371,7 @@ class _Reader:
         if plan.layout.array:
             return self.array(kind, plan, data, path, parent)
         if not isinstance(data, Mapping):
-            raise _Bad(path, f"expected an object, found {found(data)}")
+            raise _BadValueError(path, f"expected an object, found {found(data)}")
         values: dict[str, Any] = {}
         for e in plan.fields:
             spec = e.spec
@@ -385,7 +385,7 @@ class _Reader:
                     values[e.name] = spec.absent
                 elif not e.has_default:
                     if not _nullable(e.hint):
-                        raise _Bad([*where, e.key], f"expected {_describe(e.hint)}, found nothing")
+                        raise _BadValueError([*where, e.key], f"expected {_describe(e.hint)}, found nothing")
                     values[e.name] = None
             elif spec.read is not None:
                 values[e.name] = spec.read(source[e.key])
@@ -399,13 +399,13 @@ class _Reader:
         """The nested object *name* of *data* (``{}`` when absent) and its path."""
         inner = data.get(name, {})
         if not isinstance(inner, Mapping):
-            raise _Bad([*path, name], f"expected an object, found {found(inner)}")
+            raise _BadValueError([*path, name], f"expected an object, found {found(inner)}")
         return inner, [*path, name]
 
     def array(self, kind: type, plan: _Plan, data: Any, path: list[str], parent: Any) -> Any:
         """An ``array`` record: exactly one item per field, each read by its field's type."""
         if not isinstance(data, list) or len(data) != len(plan.fields):
-            raise _Bad(path, f"expected an array of {len(plan.fields)} items, found {found(data)}")
+            raise _BadValueError(path, f"expected an array of {len(plan.fields)} items, found {found(data)}")
         return kind(**{e.name: self.value(e.hint, item, [*path, str(i)], parent)
                        for i, (e, item) in enumerate(zip(plan.fields, data, strict=True))})
 
@@ -425,14 +425,14 @@ class _Reader:
             if len(rest) == 1:
                 try:
                     return self.value(rest[0], value, path, parent)
-                except _Bad as bad:
+                except _BadValueError as bad:
                     if bad.path == path and len(rest) < len(args):
-                        raise _Bad(path, f"expected {_describe(hint)}, found {found(value)}") from None
+                        raise _BadValueError(path, f"expected {_describe(hint)}, found {found(value)}") from None
                     raise
             for arg in rest:
                 try:
                     return self.value(arg, value, path, parent)
-                except _Bad:
+                except _BadValueError:
                     continue
             return self.refuse(path, f"expected {_describe(hint)}, found {found(value)}", value)
         if isinstance(hint, type) and dataclasses.is_dataclass(hint):

@@ -1,37 +1,40 @@
 """The one error tree of pytest-skill-eval.
 
     SkillEvalError
-    ├── DefinitionError        a definition file breaks the schema-version-1 contract
-    ├── SelectionError         a group or variant selector names nothing
-    ├── PathEscapeError        a declared path is not a contained relative path
-    ├── SourceError            a skill/context/fixture snapshot cannot be taken
-    ├── InvalidVariant         a variant cannot run as declared (its run state is ``invalid``)
-    ├── HostError              the pi host cannot be found, installed or launched
-    ├── LaunchRefused          a launch would hand pi an argument or variable it must not get
-    ├── ScriptError            a scripted-model script is malformed
-    ├── EvidenceError          evidence cannot be written or read back
-    │   ├── MalformedGrade     a stored grade document is not what grading writes
-    │   └── Refused            an entry of a stored result no command reads (a link, a special file, too large)
-    ├── SkillFileError         a SKILL.md is missing or its frontmatter cannot be read
-    ├── InitRefused            ``skill-eval init`` will not write (no Git commit, files exist, ...)
-    ├── GradeProblem           the evidence cannot answer one expectation (a ``grade-error``)
-    │   └── MalformedJSON      a workspace file is not one strict JSON text
-    ├── GroupOutcome           how a pytest item reports a group that did not pass
-    │   ├── GroupFailed        selected expectations failed under the fail-on policy
-    │   └── GroupNotGraded     a variant was invalid, failed or cancelled, or grading errored
-    └── MergeRefused           ``skill-eval merge``'s inputs are not the shards of one split
+    ├── DefinitionError            a definition file breaks the schema-version-1 contract
+    ├── SelectionError             a group or variant selector names nothing
+    ├── PathEscapeError            a declared path is not a contained relative path
+    ├── SourceError                a skill/context/fixture snapshot cannot be taken
+    ├── InvalidVariantError        a variant cannot run as declared (its run state is ``invalid``)
+    ├── HostError                  the pi host cannot be found, installed or launched
+    ├── LaunchRefusedError         a launch would hand pi an argument or variable it must not get
+    ├── ScriptError                a scripted-model script is malformed
+    ├── EvidenceError              evidence cannot be written or read back
+    │   ├── MalformedGradeError    a stored grade document is not what grading writes
+    │   └── EvidenceRefusedError   an entry of a stored result no command reads (a link, a special file, too large)
+    ├── SkillFileError             a SKILL.md is missing or its frontmatter cannot be read
+    ├── InitRefusedError           ``skill-eval init`` will not write (no Git commit, files exist, ...)
+    ├── UnanswerableError          the evidence cannot answer one expectation (a ``grade-error``)
+    │   └── MalformedJSONError     a workspace file is not one strict JSON text
+    ├── GroupNotPassedError        how a pytest item reports a group that did not pass
+    │   ├── GroupFailedError       selected expectations failed under the fail-on policy
+    │   └── GroupNotGradedError    a variant was invalid, failed or cancelled, or grading errored
+    └── MergeRefusedError          ``skill-eval merge``'s inputs are not the shards of one split
 
 Outside the tree, as the standard exceptions they refine (callers catch those):
 
     ValueError
-    └── JSONBoundsError        a document over the bounded JSON reader's size or depth limit
+    └── JSONBoundsError            a document over the bounded JSON reader's size or depth limit
     Exception
-    └── Unsupported            a schema the compiled fast check cannot be trusted with (never
-                               reaches a user: the full validator is used instead)
+    └── UnsupportedSchemaError     a schema the compiled fast check cannot be trusted with (never
+                                   reaches a user: the full validator is used instead)
 
-A failed expectation is data (see ``grading``), never an exception; ``GradeProblem`` is
-caught inside grading and becomes ``grade-error`` evidence, ``GroupOutcome`` is caught by
+A failed expectation is data (see ``grading``), never an exception; ``UnanswerableError`` is
+caught inside grading and becomes ``grade-error`` evidence, ``GroupNotPassedError`` is caught by
 pytest and becomes the item's failure or error text.
+
+Every exception class of the package, module-private ones included, is named ``...Error``
+(tests/api/test_architecture.py checks it, ruff's N818 flags a new one at its definition).
 """
 
 from __future__ import annotations
@@ -129,7 +132,7 @@ class HostError(SkillEvalError):
     """The pi host is missing, too old, or could not be installed or started."""
 
 
-class LaunchRefused(SkillEvalError):
+class LaunchRefusedError(SkillEvalError):
     """A launch plan carries a value the host must not receive (the variant is invalid).
 
     The loader rejects such definitions first; this is the launch layer's own check, so a
@@ -149,7 +152,7 @@ class SelectionError(SkillEvalError):
     """A group or variant selector names nothing, or does not apply to the definition."""
 
 
-class InvalidVariant(SkillEvalError):
+class InvalidVariantError(SkillEvalError):
     """The variant cannot be run as declared (its state is ``invalid``)."""
 
 
@@ -157,42 +160,42 @@ class SkillFileError(SkillEvalError):
     """A skill's ``SKILL.md`` is missing, not UTF-8, or its frontmatter is malformed."""
 
 
-class InitRefused(SkillEvalError):
+class InitRefusedError(SkillEvalError):
     """``skill-eval init`` refuses to write; the message says why and what to do."""
 
 
-class GradeProblem(SkillEvalError):
+class UnanswerableError(SkillEvalError):
     """The evidence cannot answer an expectation; the message says what is missing."""
 
 
-class MalformedJSON(GradeProblem, ValueError):
+class MalformedJSONError(UnanswerableError, ValueError):
     """A workspace file's bytes are not one strict JSON text."""
 
 
-class GroupOutcome(SkillEvalError):
+class GroupNotPassedError(SkillEvalError):
     """Raised by a pytest item for a group that did not pass; the message is the report."""
 
 
-class GroupFailed(GroupOutcome):
+class GroupFailedError(GroupNotPassedError):
     """Selected expectations failed under the fail-on policy (the item fails)."""
 
 
-class GroupNotGraded(GroupOutcome):
+class GroupNotGradedError(GroupNotPassedError):
     """A variant was invalid, infrastructure failed or was cancelled, or grading errored (the item errors)."""
 
 
-class MalformedGrade(EvidenceError, ValueError):
+class MalformedGradeError(EvidenceError, ValueError):
     """A stored grade document (``grade.json``) whose structure or field types are wrong.
 
     Also a ``ValueError``, as it was before it joined the tree.
     """
 
 
-class Refused(EvidenceError):
+class EvidenceRefusedError(EvidenceError):
     """An entry of a result that no command reads: a link, a special file, a file too large."""
 
 
-class MergeRefused(SkillEvalError):
+class MergeRefusedError(SkillEvalError):
     """The inputs are not the shards of one split (every problem is listed)."""
 
 
@@ -205,5 +208,5 @@ class JSONBoundsError(ValueError):
         self.pointer = pointer
 
 
-class Unsupported(Exception):
+class UnsupportedSchemaError(Exception):
     """The schema uses something the compiled check cannot be trusted with."""

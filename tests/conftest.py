@@ -1,4 +1,5 @@
-"""Shared fixtures: the real pi host (installed once per test session)."""
+"""Shared fixtures: the real pi host (installed once per test session), and one real run of
+``tests/views/suite`` that the view tests and the evidence record tests share."""
 
 from __future__ import annotations
 
@@ -7,12 +8,16 @@ import os
 import pkgutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import psutil
 import pytest
 
 import pytest_skill_eval
 from pytest_skill_eval.host.install import CACHE_ENV, HostInstallation, cache_dir, resolve_host
+
+if TYPE_CHECKING:
+    from views.conftest import StoredRun
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -61,3 +66,20 @@ def processes_in() -> Callable[[Path], list[psutil.Process]]:
     """Every live process whose working directory is under a scratch directory: the pi
     processes of the runs there (each variant runs pi in its own workspace)."""
     return _processes_in
+
+
+@pytest.fixture(scope="session")
+def stored_run(pi_host: object, tmp_path_factory: pytest.TempPathFactory) -> StoredRun:
+    """The whole ``tests/views/suite`` run once; tests must not write into it (copy it first).
+
+    Here rather than in tests/views/conftest.py (which holds the helpers) because
+    tests/evidence/test_records.py reads it too, and a session fixture defined in two
+    conftests would run the suite twice."""
+    from views.conftest import copy_suite, run_suite
+
+    run = run_suite(copy_suite(tmp_path_factory.mktemp("views") / "root"))
+    # The errors group is a pytest error by design; the other two pass. The pre-run check
+    # warns of the errors group's malformed expectations before anything runs.
+    assert run.returncode == 1, run.output
+    assert "2 passed, 3 warnings, 1 error" in run.output, run.output
+    return run

@@ -259,11 +259,11 @@ def _with_plan_section(report: str, args: argparse.Namespace) -> str:
 
 def _merge(args: argparse.Namespace) -> int:
     from pytest_skill_eval.commands.merge import EXIT_CANNOT_MERGE, merge, render, write_summary
-    from pytest_skill_eval.errors import MergeRefused
+    from pytest_skill_eval.errors import MergeRefusedError
 
     try:
         merged = merge(args.targets, Path.cwd(), args.into)
-    except MergeRefused as exc:
+    except MergeRefusedError as exc:
         print(neutralise(f"skill-eval: error: {exc}"), file=sys.stderr)
         return EXIT_CANNOT_MERGE
     print(neutralise(render(merged, args.targets)), end="")

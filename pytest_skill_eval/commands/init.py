@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from pytest_skill_eval.definitions.rules import RUNS_TREE, evidence_tree_problem
-from pytest_skill_eval.errors import InitRefused, SkillFileError
+from pytest_skill_eval.errors import InitRefusedError, SkillFileError
 from pytest_skill_eval.evidence.store import shared_mode
 from pytest_skill_eval.paths import check_relative
 from pytest_skill_eval.scaffold import Scaffold, SkillMetadata, build_scaffold, read_skill
@@ -47,7 +47,7 @@ def init_skill(skill_dir: Path, cwd: Path) -> InitReport:
     if skill_dir.name == "SKILL.md" and skill_dir.is_file():
         skill_dir, given = skill_dir.parent, given.parent
     if not skill_dir.is_dir():
-        raise InitRefused(f"{given}: expected a skill directory (one holding a SKILL.md), found "
+        raise InitRefusedError(f"{given}: expected a skill directory (one holding a SKILL.md), found "
                           + ("a file" if skill_dir.exists() else "nothing there"))
     skill_file = skill_dir / "SKILL.md"
     shown = str(given / "SKILL.md")
@@ -57,7 +57,7 @@ def init_skill(skill_dir: Path, cwd: Path) -> InitReport:
     skill = read_skill(text, shown, rel)
     scaffold = build_scaffold(skill)
     if scaffold.directory.casefold() == RUNS_TREE:
-        raise InitRefused(f'{shown}: the skill name "{skill.name}" would put its suite in {RUNS_TREE}/, '
+        raise InitRefusedError(f'{shown}: the skill name "{skill.name}" would put its suite in {RUNS_TREE}/, '
                           "where results are stored; rename the skill")
     head = _head_holding(repo, root, skill)
     _refuse_existing(root, scaffold)
@@ -86,28 +86,28 @@ def _work_tree(skill_dir: Path, given: Path) -> tuple[Path, git.Repo]:
     try:
         repo = git.Repo(skill_dir, search_parent_directories=True)
     except (git.InvalidGitRepositoryError, git.NoSuchPathError):
-        raise InitRefused(
+        raise InitRefusedError(
             f"{given} is not inside a Git repository. The definition root is the Git work tree and the baseline "
             "is the skill as committed at HEAD, so init needs both: run `git init` at the top of the project that "
             "holds the skill, commit the skill (`git add <skill-dir> && git commit -m 'Add the skill'`), "
             "then run skill-eval init again"
         ) from None
     if repo.working_tree_dir is None:
-        raise InitRefused(f"{given} is inside a bare Git repository, which has no work tree to be the definition root")
+        raise InitRefusedError(f"{given} is inside a bare Git repository, which has no work tree to be the definition root")
     return Path(repo.working_tree_dir).resolve(), repo
 
 
 def _skill_path(root: Path, skill_dir: Path, given: Path) -> str:
     rel = skill_dir.relative_to(root).as_posix()
     if rel == ".":
-        raise InitRefused(
+        raise InitRefusedError(
             f"{given} is the top of its Git work tree, which is the definition root: a skill path may not name the "
             "root itself (the whole repository would be the skill). Move the skill into a subdirectory such as "
             "skills/<name>/, commit, and run skill-eval init on that"
         )
     problem = check_relative(rel) or evidence_tree_problem(rel)
     if problem is not None:
-        raise InitRefused(f"{given}: the skill's path in the work tree {root} cannot be declared: {problem}")
+        raise InitRefusedError(f"{given}: the skill's path in the work tree {root} cannot be declared: {problem}")
     return rel
 
 
@@ -115,13 +115,13 @@ def _head_holding(repo: git.Repo, root: Path, skill: SkillMetadata) -> str:
     fix = (f"commit the skill first: git -C {shlex.quote(str(root))} add {shlex.quote(skill.path)} && "
            f"git -C {shlex.quote(str(root))} commit -m {shlex.quote(f'Add the {skill.name} skill')}")
     if not repo.head.is_valid():
-        raise InitRefused(f"the Git repository {root} has no commit yet, and the baseline is the skill as committed "
+        raise InitRefusedError(f"the Git repository {root} has no commit yet, and the baseline is the skill as committed "
                           f"at HEAD: {fix}")
     commit = repo.head.commit
     try:
         commit.tree / skill.path / "SKILL.md"
     except KeyError:
-        raise InitRefused(f"{skill.path}/SKILL.md is not in the commit at HEAD ({commit.hexsha[:12]}), and the "
+        raise InitRefusedError(f"{skill.path}/SKILL.md is not in the commit at HEAD ({commit.hexsha[:12]}), and the "
                           f"baseline is the skill as committed there: {fix}") from None
     return commit.hexsha
 
@@ -134,11 +134,11 @@ def _refuse_existing(root: Path, scaffold: Scaffold) -> None:
             taken.insert(0, parent.relative_to(root).as_posix())
     if taken:
         listed = "\n".join(f"  {path}" for path in taken)
-        raise InitRefused(f"init never overwrites, and these exist already under {root}:\n{listed}\n"
+        raise InitRefusedError(f"init never overwrites, and these exist already under {root}:\n{listed}\n"
                           f"edit them, or move them away and run skill-eval init again")
     real = Path(os.path.realpath(directory))
     if not real.is_relative_to(root):
-        raise InitRefused(f"{scaffold.directory} resolves to {real}, outside the definition root {root}")
+        raise InitRefusedError(f"{scaffold.directory} resolves to {real}, outside the definition root {root}")
 
 
 def _write_all(root: Path, scaffold: Scaffold) -> None:
@@ -153,7 +153,7 @@ def _write_all(root: Path, scaffold: Scaffold) -> None:
                 path.unlink()
             why = (f"init never overwrites, and {item.path} appeared while it was writing"
                    if isinstance(exc, FileExistsError) else f"init could not write {item.path}: {exc.strerror or exc}")
-            raise InitRefused(f"{why}; nothing was left written") from None
+            raise InitRefusedError(f"{why}; nothing was left written") from None
         written.append(target)
 
 

@@ -24,7 +24,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from pytest_skill_eval.errors import EvidenceError, MergeRefused
+from pytest_skill_eval.errors import EvidenceError, MergeRefusedError
 from pytest_skill_eval.evidence import layout, objects, safe_io, store
 from pytest_skill_eval.evidence.copying import copy_stored_tree
 from pytest_skill_eval.evidence.records import (
@@ -182,10 +182,10 @@ def merge(targets: Sequence[str], cwd: Path, into: Path | None = None) -> Merged
     """Check the shard results *targets* name and write their merged result under *into*.
 
     *into* is the directory that gets the result (default ``<cwd>/.skill-eval/runs``).
-    Raises MergeRefused listing every problem; nothing is written then.
+    Raises MergeRefusedError listing every problem; nothing is written then.
     """
     if not targets:
-        raise MergeRefused("expected the results of the shard runs to merge, found none")
+        raise MergeRefusedError("expected the results of the shard runs to merge, found none")
     read = [read_input(t, cwd) for t in targets]
     problems = [r for r in read if isinstance(r, str)]
     inputs = [r for r in read if isinstance(r, ShardInput)]
@@ -193,7 +193,7 @@ def merge(targets: Sequence[str], cwd: Path, into: Path | None = None) -> Merged
         problems = check_inputs(inputs)
     if problems:
         count = len(problems)
-        raise MergeRefused(f"cannot merge: {count} problem{'s' if count != 1 else ''}:\n"
+        raise MergeRefusedError(f"cannot merge: {count} problem{'s' if count != 1 else ''}:\n"
                            + "\n".join(f"  {p}" for p in problems))
     inputs.sort(key=lambda i: i.shard.index)
     runs = (into if into is not None else cwd / layout.RUNS_DIR).absolute()
@@ -225,7 +225,7 @@ def merge(targets: Sequence[str], cwd: Path, into: Path | None = None) -> Merged
         store.fsync_dir(runs)
     except EvidenceError as exc:
         shutil.rmtree(staging, ignore_errors=True)
-        raise MergeRefused(f"cannot merge: 1 problem:\n  {exc}") from None
+        raise MergeRefusedError(f"cannot merge: 1 problem:\n  {exc}") from None
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise

@@ -72,7 +72,7 @@ def _root_for(path: Path, roots: Sequence[Path]) -> Path | None:
     return None
 
 
-class _Unreadable(EvidenceError):
+class _UnreadableGroupError(EvidenceError):
     """A file of the group's evidence is not what regrade expects: that group is skipped."""
 
 
@@ -91,7 +91,7 @@ def _current_group(gdir: Path, roots: Sequence[Path], result_dir: Path) -> tuple
     shown = (gdir / "definition.json").relative_to(result_dir).as_posix()
     stored, problems = read_checked(gdir / "definition.json", definition_record, shown, root=result_dir)
     if stored is None:
-        raise _Unreadable("; ".join(problems) or f"{shown}: expected a JSON object, found none")
+        raise _UnreadableGroupError("; ".join(problems) or f"{shown}: expected a JSON object, found none")
     recorded = stored.path
     root = _root_for(Path(recorded), roots)
     if root is None:
@@ -160,7 +160,7 @@ def regrade(target: str, cwd: Path, *, now: Clock = lambda: datetime.now(UTC)) -
             continue
         try:
             group, origin = _current_group(gdir, definition_roots(result_dir, cwd), result_dir)
-        except _Unreadable as exc:
+        except _UnreadableGroupError as exc:
             planned.append((gdir, None, "its definition.json is not what regrade expects", None, [str(exc)]))
             continue
         except EvidenceError as exc:

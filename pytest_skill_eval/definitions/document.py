@@ -24,7 +24,7 @@ def read_document(path: Path) -> dict[str, Any]:
     """
     try:
         data = read_regular_file(path)
-    except _NotRegular as exc:
+    except _NotRegularFileError as exc:
         raise DefinitionError(str(path), [Problem("", f"expected a regular file, found {exc}")]) from None
     except OSError as exc:
         raise DefinitionError(str(path), [Problem("", f"expected a readable file, found an OS error: {exc.strerror or exc}")]) from None
@@ -37,7 +37,7 @@ def read_document(path: Path) -> dict[str, Any]:
     return parse_document(str(path), text)
 
 
-class _NotRegular(OSError):
+class _NotRegularFileError(OSError):
     pass
 
 
@@ -56,18 +56,18 @@ def file_kind(mode: int) -> str:
 
 
 def read_regular_file(path: Path) -> bytes:
-    """The bytes of *path* if it is a regular file; raises _NotRegular naming what it is."""
+    """The bytes of *path* if it is a regular file; raises _NotRegularFileError naming what it is."""
     mode = os.stat(path).st_mode
     if not stat.S_ISREG(mode):
-        raise _NotRegular(file_kind(mode))
+        raise _NotRegularFileError(file_kind(mode))
     # O_NONBLOCK: should the file be swapped for a FIFO after the stat, open() cannot block.
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_BINARY", 0))
     with os.fdopen(fd, "rb") as handle:
         info = os.fstat(handle.fileno())
         if not stat.S_ISREG(info.st_mode):
-            raise _NotRegular(file_kind(info.st_mode))
+            raise _NotRegularFileError(file_kind(info.st_mode))
         if info.st_size > jsonbounds.MAX_BYTES:
-            raise _NotRegular(f"a file of {info.st_size} bytes, over the {jsonbounds.MAX_BYTES}-byte limit of a JSON file")
+            raise _NotRegularFileError(f"a file of {info.st_size} bytes, over the {jsonbounds.MAX_BYTES}-byte limit of a JSON file")
         return handle.read(jsonbounds.MAX_BYTES + 1)
 
 
@@ -87,7 +87,7 @@ def parse_document(file: str, text: str) -> dict[str, Any]:
         return obj
 
     def reject_constant(name: str) -> NoReturn:
-        raise _NonStandardConstant(name)
+        raise _NonStandardConstantError(name)
 
     try:
         doc = jsonbounds.loads(text, object_pairs_hook=collect_pairs, parse_constant=reject_constant)
@@ -97,7 +97,7 @@ def parse_document(file: str, text: str) -> dict[str, Any]:
         raise DefinitionError(
             file, [Problem("", f"expected JSON, found invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}")]
         ) from None
-    except _NonStandardConstant as exc:
+    except _NonStandardConstantError as exc:
         raise DefinitionError(file, [Problem("", f"expected standard JSON, found the non-standard constant {exc}")]) from None
     except (ValueError, RecursionError) as exc:
         # int() digit limits and nesting too deep for the parser land here.
@@ -166,7 +166,7 @@ def _printable(text: str) -> str:
     return text.encode("utf-8", "backslashreplace").decode("utf-8")
 
 
-class _NonStandardConstant(ValueError):
+class _NonStandardConstantError(ValueError):
     pass
 
 

@@ -30,8 +30,8 @@ from pytest_skill_eval.engine.events import EventsFile
 from pytest_skill_eval.engine.variant_evidence import VariantEvidence
 from pytest_skill_eval.errors import (
     HostError,
-    InvalidVariant,
-    LaunchRefused,
+    InvalidVariantError,
+    LaunchRefusedError,
     ScriptError,
     SourceError,
 )
@@ -68,7 +68,7 @@ from pytest_skill_eval.sources.isolation import (
 
 
 def _inherited(group: Group, env: Mapping[str, str]) -> dict[str, str]:
-    """The inherited variables' values, or :class:`InvalidVariant` (shared with the pre-run check)."""
+    """The inherited variables' values, or :class:`InvalidVariantError` (shared with the pre-run check)."""
     return inherited_values(group, env)
 
 
@@ -187,7 +187,7 @@ def prepare(group: Group, variant: Variant, base: Path, cfg: EngineConfig, start
         contexts_text = context_files(contexts)
         provider, model_id, providers = cfg.models.providers_for(group)
         host = _select_host(group.runtime.host, cfg)
-    except (InvalidVariant, SourceError, ScriptError) as exc:
+    except (InvalidVariantError, SourceError, ScriptError) as exc:
         return replace(record, reason=str(exc))
     except HostError as exc:
         return replace(record, state="infrastructure-failed", reason=str(exc))
@@ -249,7 +249,7 @@ def plan_launch(group: Group, variant: Variant, prepared: Prepared, bundles: Pat
             compile_cache=compile_cache,
             wrapper=confined.wrapper,
         ).fitted()  # a prompt too large for argv goes over RPC
-    except LaunchRefused as exc:
+    except LaunchRefusedError as exc:
         return replace(prepared.record, reason=f"launch refused: {exc}")
     except HostError as exc:  # confinement required but not available
         return replace(prepared.record, state="infrastructure-failed", reason=str(exc),

@@ -12,7 +12,7 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn
 
-from pytest_skill_eval.errors import EvidenceError, Problem, Refused, json_text, show
+from pytest_skill_eval.errors import EvidenceError, EvidenceRefusedError, Problem, json_text, show
 from pytest_skill_eval.evidence import safe_io
 from pytest_skill_eval.evidence.store import write_atomic
 from pytest_skill_eval.jsonpointer import child
@@ -76,7 +76,7 @@ def group_dirs(result_dir: Path) -> list[Path]:
 
 def _refuse(path: Path, root: Path, kind: str, expected: str) -> NoReturn:
     link = "; a stored result is never followed through a link" if kind == safe_io.SYMLINK else ""
-    raise Refused(f"{shown(path, root)}: expected {expected}, found {kind}{link}")
+    raise EvidenceRefusedError(f"{shown(path, root)}: expected {expected}, found {kind}{link}")
 
 
 def group_record_file(group_dir: Path) -> Path | None:

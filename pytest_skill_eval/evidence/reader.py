@@ -10,7 +10,7 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pytest_skill_eval.errors import EvidenceError, MalformedGrade
+from pytest_skill_eval.errors import EvidenceError, MalformedGradeError
 from pytest_skill_eval.evidence import layout, records, safe_io
 from pytest_skill_eval.evidence.layout import manifest_file
 from pytest_skill_eval.grading.aggregate import TrialGrade
@@ -44,12 +44,12 @@ def read_optional(kind: type[records.Record], path: Path, root: Path | None = No
 
 def parse_grade(data: Any, source: Path | str) -> GroupGrade:
     """A stored grade document as its :class:`GroupGrade`, checked by ``evidence-grade`` (the
-    same wording as every other record); :class:`MalformedGrade` naming *source* when it is not one."""
-    records.check("evidence-grade", data, source, MalformedGrade)
+    same wording as every other record); :class:`MalformedGradeError` naming *source* when it is not one."""
+    records.check("evidence-grade", data, source, MalformedGradeError)
     try:
         return GroupGrade.from_json(data)
-    except MalformedGrade as exc:  # pragma: no cover - the schema refuses what from_json would
-        raise MalformedGrade(f"{source}: {exc}") from exc
+    except MalformedGradeError as exc:  # pragma: no cover - the schema refuses what from_json would
+        raise MalformedGradeError(f"{source}: {exc}") from exc
 
 
 def parse_aggregate(data: Any, source: Path | str) -> TrialGrade:
@@ -131,7 +131,7 @@ def read_group(path: Path) -> records.GroupRecord | records.InvalidGroupRecord:
 def read_group_grade(group_dir: Path, group: records.GroupRecord | records.InvalidGroupRecord) -> GroupGrade | TrialGrade:
     """The grade document the group record *group* names in *group_dir*: a single run's
     ``grade.json`` or the ``aggregate.json`` over its trials (or the fallback published for
-    either); :class:`MalformedGrade` or :class:`EvidenceError` naming the file and the first
+    either); :class:`MalformedGradeError` or :class:`EvidenceError` naming the file and the first
     field that is not what grading writes."""
     path = records.grade_file(group_dir, group)
     return grade_parser(group)(read_json(path), path)

@@ -34,7 +34,7 @@ from typing import Any, NoReturn
 
 from pytest_skill_eval import jsonbounds
 from pytest_skill_eval.definitions.document import file_kind
-from pytest_skill_eval.errors import EvidenceError, JSONBoundsError, Refused
+from pytest_skill_eval.errors import EvidenceError, EvidenceRefusedError, JSONBoundsError
 from pytest_skill_eval.paths import shown
 
 #: the largest single evidence file read whole (a record, a transcript, events, stderr): 256 MiB
@@ -60,10 +60,10 @@ def _components(path: Path, root: Path | None) -> tuple[str, tuple[str, ...]]:
         return str(path.parent), (path.name,)
     text, top = str(path), str(root)
     if not text.startswith(top.rstrip(os.sep) + os.sep):
-        raise Refused(f"{path}: expected a path inside the result {root}, found one outside it")
+        raise EvidenceRefusedError(f"{path}: expected a path inside the result {root}, found one outside it")
     parts = tuple(text[len(top.rstrip(os.sep)) + 1:].split(os.sep))
     if any(p in ("", ".", "..") for p in parts):
-        raise Refused(f"{path}: expected a path inside the result {root}, found {'/'.join(parts)!r}")
+        raise EvidenceRefusedError(f"{path}: expected a path inside the result {root}, found {'/'.join(parts)!r}")
     return top, parts
 
 
@@ -154,21 +154,21 @@ def _explain(exc: OSError, dir_fd: int, name: str, path: Path, root: Path | None
     try:
         mode = os.stat(name, dir_fd=dir_fd, follow_symlinks=False).st_mode
     except OSError:
-        raise Refused(f"{shown(path, root)}: cannot be read: {exc.strerror or exc}") from None
+        raise EvidenceRefusedError(f"{shown(path, root)}: cannot be read: {exc.strerror or exc}") from None
     found = kind_of(mode)
     if found == expected:
-        raise Refused(f"{shown(path, root)}: cannot be read: {exc.strerror or exc}") from None
+        raise EvidenceRefusedError(f"{shown(path, root)}: cannot be read: {exc.strerror or exc}") from None
     if found == SYMLINK:
-        raise Refused(f"{shown(path, root)}: expected {expected}, found a symbolic link; a stored result is "
+        raise EvidenceRefusedError(f"{shown(path, root)}: expected {expected}, found a symbolic link; a stored result is "
                       "never followed through a link (it could lead outside the result): replace the link by "
                       "what it names if you trust it") from None
-    raise Refused(f"{shown(path, root)}: expected {expected}, found {found}") from None
+    raise EvidenceRefusedError(f"{shown(path, root)}: expected {expected}, found {found}") from None
 
 
 def entry_kind(path: Path, root: Path | None = None) -> str | None:
     """What *path* is, not following it (``FILE``, ``DIRECTORY``, ``SYMLINK``, ...), or None when absent.
 
-    A link or a non-directory among the components below *root* is a :class:`Refused`.
+    A link or a non-directory among the components below *root* is an :class:`EvidenceRefusedError`.
     """
     try:
         with _parent_fd(path, root) as (fd, name):
@@ -178,7 +178,7 @@ def entry_kind(path: Path, root: Path | None = None) -> str | None:
 
 
 def is_dir(path: Path, root: Path | None = None) -> bool:
-    """Whether *path* is a directory itself (a link to one is not); a link on the way is a :class:`Refused`."""
+    """Whether *path* is a directory itself (a link to one is not); a link on the way is an :class:`EvidenceRefusedError`."""
     return entry_kind(path, root) == DIRECTORY
 
 
@@ -191,7 +191,7 @@ def read_bytes(path: Path, root: Path | None = None, *, limit: int = MAX_FILE_BY
                single_link: bool = True) -> bytes:
     """The bytes of the regular file *path*, read without following a link and up to *limit*.
 
-    Raises FileNotFoundError when it is absent and :class:`Refused` (an EvidenceError)
+    Raises FileNotFoundError when it is absent and :class:`EvidenceRefusedError` (an EvidenceError)
     naming the file and what it is for anything else: a link, a directory, a FIFO, a socket,
     a device, a file of more than *limit* bytes, or (with *single_link*) a file that has
     other hard links.
@@ -212,25 +212,25 @@ def read_bytes(path: Path, root: Path | None = None, *, limit: int = MAX_FILE_BY
             if not stat.S_ISREG(info.st_mode):
                 _refuse_kind(path, root, info.st_mode)
             if single_link and info.st_nlink > 1:
-                raise Refused(f"{shown(path, root)}: expected a file of its own, found a file with {info.st_nlink} "
+                raise EvidenceRefusedError(f"{shown(path, root)}: expected a file of its own, found a file with {info.st_nlink} "
                               "hard links (a hard link can name a file outside the result); copy the result "
                               "without hard links")
             if info.st_size > limit:
-                raise Refused(f"{shown(path, root)}: expected a file of at most {limit} bytes, "
+                raise EvidenceRefusedError(f"{shown(path, root)}: expected a file of at most {limit} bytes, "
                               f"found {info.st_size} bytes")
             data = handle.read(limit + 1)
             if len(data) > limit:
-                raise Refused(f"{shown(path, root)}: expected a file of at most {limit} bytes, found more")
+                raise EvidenceRefusedError(f"{shown(path, root)}: expected a file of at most {limit} bytes, found more")
             return data
 
 
 def _refuse_kind(path: Path, root: Path | None, mode: int) -> NoReturn:
     found = kind_of(mode)
     if found == SYMLINK:
-        raise Refused(f"{shown(path, root)}: expected a regular file, found a symbolic link; a stored result is "
+        raise EvidenceRefusedError(f"{shown(path, root)}: expected a regular file, found a symbolic link; a stored result is "
                       "never followed through a link (it could lead outside the result): replace the link by "
                       "what it names if you trust it")
-    raise Refused(f"{shown(path, root)}: expected a regular file, found {found}")
+    raise EvidenceRefusedError(f"{shown(path, root)}: expected a regular file, found {found}")
 
 
 #: what :func:`read_json` returns for an absent file when asked to (``missing_ok=True``)
@@ -252,7 +252,7 @@ def read_json(path: Path, root: Path | None = None, *, label: str | None = None,
         if missing_ok:
             return ABSENT
         raise EvidenceError(f"{where}: /: cannot read evidence file {path}: {exc.strerror or exc}") from None
-    except Refused as exc:
+    except EvidenceRefusedError as exc:
         raise EvidenceError(_relabel(str(exc), path, root, where)) from None
     except OSError as exc:
         raise EvidenceError(f"{where}: /: cannot read evidence file {path}: {exc.strerror or exc}") from None
@@ -281,7 +281,7 @@ def _relabel(message: str, path: Path, root: Path | None, where: str) -> str:
 def list_dir(path: Path, root: Path | None = None) -> list[tuple[str, str]]:
     """``(name, kind)`` of every entry of the directory *path*, sorted by name, none followed.
 
-    Empty when *path* is absent; :class:`Refused` when it (or a component below *root*)
+    Empty when *path* is absent; :class:`EvidenceRefusedError` when it (or a component below *root*)
     is a link or not a directory. *path* equal to *root* lists the root itself.
     """
     try:

@@ -282,7 +282,7 @@ def copy_tree_atomic(src: Path, dest: Path, transform: Transform | None = None,
     try:
         try:
             copier.run()
-        except _CopyAborted as aborted:
+        except _CopyAbortedError as aborted:
             raise EvidenceError(str(aborted)) from None
         if copier.errors:
             raise EvidenceError(_copy_failures(src, dest, shutil.Error(copier.errors))) from None
@@ -339,12 +339,12 @@ class _TreeCopier:
                     self._copy_stat(target, st)
                 elif stat.S_ISREG(st.st_mode):
                     self._file(source, target, rel, st)
-            except _CopyAborted:
+            except _CopyAbortedError:
                 raise
             except OSError as exc:
                 if exc.errno in (errno.ENOSPC, errno.EDQUOT):
                     # one full disk is one error, not one per remaining file
-                    raise _CopyAborted(disk_full_message(self.dest / rel)) from None
+                    raise _CopyAbortedError(disk_full_message(self.dest / rel)) from None
                 self.errors.append((source, target, str(exc)))
 
     @staticmethod
@@ -471,7 +471,7 @@ class _TreeCopier:
                 cache.by_source[(source, self.key)] = (sig, kept)
 
 
-class _CopyAborted(Exception):
+class _CopyAbortedError(Exception):
     """Stops ``shutil.copytree`` at the first file that cannot be written (not an OSError, so it is not collected)."""
 
 

@@ -12,7 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_skill_eval.definitions.model import VARIANTS, Expectation, Group, VariantName
-from pytest_skill_eval.errors import GradeProblem
+from pytest_skill_eval.errors import UnanswerableError
 from pytest_skill_eval.grading.comparisons import compare_expectations
 from pytest_skill_eval.grading.jsonvalue import as_text
 from pytest_skill_eval.grading.kinds import describe_expected, judge
@@ -57,7 +57,7 @@ def grade_expectation(
         return _result(
             expectation, "pass" if verdict.passed else "fail", expected, verdict.observed, locations=verdict.locations
         )
-    except GradeProblem as exc:
+    except UnanswerableError as exc:
         return _result(
             expectation, "grade-error", expected, "not judged: the evidence cannot answer it", error=str(exc)
         )

@@ -6,11 +6,11 @@ import json
 import re
 from typing import Any
 
-from pytest_skill_eval.errors import MalformedJSON, show
+from pytest_skill_eval.errors import MalformedJSONError, show
 from pytest_skill_eval.jsonpointer import parse as parse_pointer
 from pytest_skill_eval.safe_text import neutralise
 
-__all__ = ["MalformedJSON", "parse_document", "parse_pointer", "show"]
+__all__ = ["MalformedJSONError", "parse_document", "parse_pointer", "show"]
 
 # RFC 6901 array index: "0" or a number without leading zeros.
 _ARRAY_INDEX = re.compile(r"0|[1-9][0-9]*")
@@ -23,7 +23,7 @@ def _reject_constant(name: str) -> Any:
 
 
 def parse_document(data: bytes) -> Any:
-    """Parse *data* as strict UTF-8 JSON or raise :class:`MalformedJSON` saying why.
+    """Parse *data* as strict UTF-8 JSON or raise :class:`MalformedJSONError` saying why.
 
     A byte order mark is not accepted (``JSON.parse`` rejects it too); with duplicate
     object keys the last one wins, as in every mainstream parser.
@@ -31,15 +31,15 @@ def parse_document(data: bytes) -> Any:
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise MalformedJSON(f"not UTF-8 (invalid byte at offset {exc.start})") from None
+        raise MalformedJSONError(f"not UTF-8 (invalid byte at offset {exc.start})") from None
     try:
         return json.loads(text, parse_constant=_reject_constant)
     except json.JSONDecodeError as exc:
-        raise MalformedJSON(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
+        raise MalformedJSONError(f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}") from None
     except ValueError as exc:
-        raise MalformedJSON(f"invalid JSON: {exc}") from None
+        raise MalformedJSONError(f"invalid JSON: {exc}") from None
     except RecursionError:
-        raise MalformedJSON("nested too deeply to parse") from None
+        raise MalformedJSONError("nested too deeply to parse") from None
 
 
 def resolve_pointer(document: Any, tokens: tuple[str, ...]) -> tuple[bool, Any]:

@@ -3,7 +3,7 @@
 A judge is a pure function of one validated check (:mod:`.checks`) and one
 :class:`~pytest_skill_eval.observation.RunObservation`. It returns a :class:`JudgeVerdict`;
 when the evidence cannot answer the question at all (a turn that was never observed, a
-missing workspace snapshot) it raises :class:`GradeProblem`, which the caller turns into
+missing workspace snapshot) it raises :class:`UnanswerableError`, which the caller turns into
 ``grade-error`` evidence.
 
 Turns are counted by position: the n-th entry of ``RunObservation.turns`` is declared
@@ -16,7 +16,7 @@ import posixpath
 from dataclasses import dataclass
 from typing import Any
 
-from pytest_skill_eval.errors import GradeProblem
+from pytest_skill_eval.errors import UnanswerableError
 from pytest_skill_eval.grading.checks import Check
 from pytest_skill_eval.grading.jsonvalue import excerpt
 from pytest_skill_eval.observation import RunObservation, ToolCall, Turn
@@ -67,7 +67,7 @@ def listing(items: list[str]) -> str:
 
 def observed_turn(obs: RunObservation, number: int) -> Turn:
     if number > len(obs.turns):
-        raise GradeProblem(f"turn {number} was not observed: the run recorded {plural(len(obs.turns), 'turn')}")
+        raise UnanswerableError(f"turn {number} was not observed: the run recorded {plural(len(obs.turns), 'turn')}")
     return obs.turns[number - 1]
 
 
@@ -76,7 +76,7 @@ def selected_turn_number(obs: RunObservation, check: Check) -> int:
         observed_turn(obs, check.turn)
         return check.turn
     if not obs.turns:
-        raise GradeProblem("the run recorded no turns")
+        raise UnanswerableError("the run recorded no turns")
     return len(obs.turns)
 
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from typing import assert_never
 
 from pytest_skill_eval.definitions.model import Group
-from pytest_skill_eval.errors import GradeProblem
+from pytest_skill_eval.errors import UnanswerableError
 from pytest_skill_eval.grading import turns, workspace
 from pytest_skill_eval.grading.checks import (
     ChangedPaths,
@@ -35,7 +35,7 @@ from pytest_skill_eval.observation import RunObservation
 
 __all__ = [
     "WORKSPACE_KINDS",
-    "GradeProblem",
+    "UnanswerableError",
     "JudgeVerdict",
     "arguments_text",
     "changed_files",
@@ -95,7 +95,7 @@ def _verdict(check: Check, obs: RunObservation, group: Group) -> JudgeVerdict:
 
 
 def judge(check: Check, obs: RunObservation, group: Group) -> JudgeVerdict:
-    """Answer *check* from *obs*; raises :class:`GradeProblem` when the evidence cannot."""
+    """Answer *check* from *obs*; raises :class:`UnanswerableError` when the evidence cannot."""
     verdict = _verdict(check, obs, group)
     note = redaction_note(check, obs)
     if note:

@@ -3,7 +3,7 @@
 Every value is frozen and slotted and round-trips through plain JSON
 (``to_json``/``from_json``, both :mod:`pytest_skill_eval.codec`), because the evidence
 layer persists them as ``grade.json`` and a stored grade must read back identically; a
-stored value of the wrong type is a :class:`MalformedGrade` naming its place.
+stored value of the wrong type is a :class:`MalformedGradeError` naming its place.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from typing import ClassVar, Literal, get_args
 
 from pytest_skill_eval.codec import Layout, Stored
-from pytest_skill_eval.errors import MalformedGrade
+from pytest_skill_eval.errors import MalformedGradeError
 
 ExpectationStatus = Literal["pass", "fail", "grade-error", "not-graded"]
 Transition = Literal["pass-to-pass", "fail-to-pass", "pass-to-fail", "fail-to-fail", "not-comparable"]
@@ -25,8 +25,8 @@ ERROR_SCOPES: tuple[ErrorScope, ...] = get_args(ErrorScope)
 GROUP_GRADE_STATES: tuple[GroupGradeState, ...] = get_args(GroupGradeState)
 
 
-#: how every grade record is stored: a bad stored value is a MalformedGrade naming its place
-GRADE_LAYOUT = Layout(error=MalformedGrade, name="grade", strict=True)
+#: how every grade record is stored: a bad stored value is a MalformedGradeError naming its place
+GRADE_LAYOUT = Layout(error=MalformedGradeError, name="grade", strict=True)
 
 
 @dataclass(frozen=True, slots=True)

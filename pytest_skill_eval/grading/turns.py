@@ -11,7 +11,7 @@ import json
 import posixpath
 
 from pytest_skill_eval.definitions.model import Group
-from pytest_skill_eval.errors import GradeProblem
+from pytest_skill_eval.errors import UnanswerableError
 from pytest_skill_eval.grading.checks import ContextText, ResourceRead, ResponseText, SkillRead, ToolCallCheck
 from pytest_skill_eval.grading.jsonvalue import show
 from pytest_skill_eval.grading.judging import (
@@ -51,7 +51,7 @@ def expected_skill_read(check: SkillRead, group: Group) -> str:
 
 def judge_skill_read(check: SkillRead, obs: RunObservation, group: Group) -> JudgeVerdict:
     if obs.target_file is None:
-        raise GradeProblem("the run recorded no target file, but the variant declares a target skill")
+        raise UnanswerableError("the run recorded no target file, but the variant declares a target skill")
     if check.turn is not None:
         observed_turn(obs, check.turn)
     target = posixpath.normpath(obs.target_file)
@@ -95,7 +95,7 @@ def _resource_root(check: ResourceRead, obs: RunObservation) -> str:
     roots = obs.skill_roots if check.resource == "skill" else obs.context_roots
     assert check.index is not None
     if check.index >= len(roots):
-        raise GradeProblem(
+        raise UnanswerableError(
             f"{check.resource} index {check.index} has no root: the run recorded "
             f"{plural(len(roots), check.resource + ' root')}"
         )
@@ -215,11 +215,11 @@ def _select_request(requests: list[ContextRequest], selector: str | int) -> Cont
 
 def judge_context_text(check: ContextText, obs: RunObservation, group: Group) -> JudgeVerdict:
     if not obs.context_requests:
-        raise GradeProblem("the context observer recorded nothing for this run")
+        raise UnanswerableError("the context observer recorded nothing for this run")
     number = selected_turn_number(obs, check)
     requests = sorted((r for r in obs.context_requests if r.turn == number), key=lambda r: r.request)
     if not requests:
-        raise GradeProblem(f"the context observer recorded no model request on turn {number}")
+        raise UnanswerableError(f"the context observer recorded no model request on turn {number}")
     request = _select_request(requests, check.request)
     if request is None:
         # The subject decides how many requests a turn takes, so a request it never made is

@@ -11,10 +11,10 @@ from collections.abc import Mapping
 from typing import Any
 
 from pytest_skill_eval.definitions.model import Group
-from pytest_skill_eval.errors import GradeProblem
+from pytest_skill_eval.errors import UnanswerableError
 from pytest_skill_eval.grading.checks import ChangedPaths, Check, FileText, JsonCheck, PathCheck, WorkspaceCheck
 from pytest_skill_eval.grading.jsonvalue import (
-    MalformedJSON,
+    MalformedJSONError,
     json_equal,
     parse_document,
     resolve_pointer,
@@ -34,7 +34,7 @@ def _workspace(obs: RunObservation, check: WorkspaceCheck) -> Mapping[str, bytes
     if check.turn is None:
         return obs.final_files
     if check.turn not in obs.turn_files:
-        raise GradeProblem(f"no workspace snapshot after turn {check.turn} was recorded")
+        raise UnanswerableError(f"no workspace snapshot after turn {check.turn} was recorded")
     return obs.turn_files[check.turn]
 
 
@@ -182,7 +182,7 @@ def judge_json(check: JsonCheck, obs: RunObservation, group: Group) -> JudgeVerd
         return JudgeVerdict(False, _absence(files, check.path), (location,))
     try:
         document = parse_document(data)
-    except MalformedJSON as exc:
+    except MalformedJSONError as exc:
         return JudgeVerdict(check.expect == "malformed", f"{check.path} is not valid JSON: {exc}", (location,))
     if check.expect in ("valid", "malformed"):
         return JudgeVerdict(check.expect == "valid", f"{check.path} is valid JSON ({_json_type(document)})", (location,))

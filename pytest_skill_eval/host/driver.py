@@ -210,7 +210,7 @@ class _Session:
             )
         except (OSError, ValueError, subprocess.SubprocessError) as exc:
             # execve's refusal (E2BIG, ENOENT, EACCES, ENOEXEC), or a string no execve can take
-            raise _Fault(f"the host could not be started: {launch_failure(exc, argv, env)}") from None
+            raise _HostFaultError(f"the host could not be started: {launch_failure(exc, argv, env)}") from None
         self.run.pid = self.proc.pid
         limit = self.safeguards.repeat_limit
         detector = RepetitionDetector(limit, TreeDigest(self.plan.workspace)) if limit > 0 else None
@@ -230,15 +230,15 @@ class _Session:
             except queue.Empty:
                 now = time.monotonic()
                 if now - self.stream.last_progress > self.safeguards.stall_seconds:
-                    raise _Fault(f"no progress from the host for {self.safeguards.stall_seconds:g} s (stalled subject)") from None
+                    raise _HostFaultError(f"no progress from the host for {self.safeguards.stall_seconds:g} s (stalled subject)") from None
                 if now > self._deadline:
-                    raise _Fault(f"emergency ceiling of {self.safeguards.ceiling_seconds:g} s reached") from None
+                    raise _HostFaultError(f"emergency ceiling of {self.safeguards.ceiling_seconds:g} s reached") from None
                 continue
             if rec is None:
                 self._eof = True
             elif (repeated := self.stream.repetition) is not None:
                 self.run.no_progress, self._stop_now = repeated.to_json(), True
-                raise _Fault(repeated.reason())
+                raise _HostFaultError(repeated.reason())
             return rec
 
     def _check_cancel(self) -> None:
@@ -256,20 +256,20 @@ class _Session:
             self.proc.stdin.write(payload)
             self.proc.stdin.flush()
         except (BrokenPipeError, OSError) as exc:
-            raise _Fault(f"the host closed its input: {exc}") from None
+            raise _HostFaultError(f"the host closed its input: {exc}") from None
         return cid
 
     def await_response(self, cid: str) -> Record:
         while True:
             rec = self.next_record()
             if rec is None:
-                raise _Fault(f"the host exited before answering command {cid}")
+                raise _HostFaultError(f"the host exited before answering command {cid}")
             data = rec.data
             if data is None:
-                raise _Fault(f"malformed host output at record {rec.index}: {rec.error}")
+                raise _HostFaultError(f"malformed host output at record {rec.index}: {rec.error}")
             if data.get("type") == "response":
                 if "id" not in data:
-                    raise _Fault(f"protocol fault: response without id: {data.get('error', rec.raw)}")
+                    raise _HostFaultError(f"protocol fault: response without id: {data.get('error', rec.raw)}")
                 if data["id"] == cid:
                     return rec
 
@@ -277,11 +277,11 @@ class _Session:
         while True:
             rec = self.next_record()
             if rec is None:
-                raise _Fault("the host exited before the turn settled")
+                raise _HostFaultError("the host exited before the turn settled")
             if rec.data is None:
-                raise _Fault(f"malformed host output at record {rec.index}: {rec.error}")
+                raise _HostFaultError(f"malformed host output at record {rec.index}: {rec.error}")
             if rec.data.get("type") == "response" and "id" not in rec.data:
-                raise _Fault(f"protocol fault: response without id: {rec.data.get('error', rec.raw)}")
+                raise _HostFaultError(f"protocol fault: response without id: {rec.data.get('error', rec.raw)}")
             if rec.data.get("type") == "agent_settled":
                 return rec
 
@@ -349,7 +349,7 @@ def launch_failure(exc: BaseException, argv: list[str], env: dict[str, str]) -> 
     return str(exc) or type(exc).__name__
 
 
-class _Fault(Exception):
+class _HostFaultError(Exception):
     """An infrastructure failure observed while driving the host."""
 
 
@@ -400,7 +400,7 @@ def run_rpc(
         session.start()
         response = session.await_response(session.send({"type": "get_commands"})).data or {}
         if not response.get("success"):
-            raise _Fault(f"get_commands failed: {response.get('error')}")
+            raise _HostFaultError(f"get_commands failed: {response.get('error')}")
         run.commands = list((response.get("data") or {}).get("commands") or [])
         if before_first_turn is not None:
             veto = before_first_turn(run.commands)
@@ -415,7 +415,7 @@ def run_rpc(
             rec = session.await_response(session.send({"type": "prompt", "message": message}))
             data = rec.data or {}
             if not data.get("success"):
-                raise _Fault(f"turn {index}: prompt rejected by the host: {data.get('error')}")
+                raise _HostFaultError(f"turn {index}: prompt rejected by the host: {data.get('error')}")
             disposition = (data.get("data") or {}).get("disposition")
             if disposition != "handled":
                 settled = session.await_settled()
@@ -435,7 +435,7 @@ def _driving(session: _Session) -> Iterator[None]:
     """Whatever happens while driving: record a fault or a cancellation, always reap pi."""
     try:
         yield
-    except _Fault as exc:
+    except _HostFaultError as exc:
         _fail(session, str(exc))
     except KeyboardInterrupt:
         # the caller persists what was observed, then stops queued work
@@ -460,7 +460,7 @@ def _check_provider(session: _Session, index: int, start: int, end: int) -> None
     if error is not None:
         actionable = provider_error_reason(error)
         detail = f"model provider error: {error}"
-        raise _Fault(f"turn {index}: {actionable} ({detail})" if actionable else f"turn {index}: {detail}")
+        raise _HostFaultError(f"turn {index}: {actionable} ({detail})" if actionable else f"turn {index}: {detail}")
 
 
 def _fail(session: _Session, reason: str) -> None:

@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from pytest_skill_eval.definitions.rules import TOOL_NAME, UNSUPPORTED_TOOLS
 from pytest_skill_eval.envpolicy import inherit_refusal, literal_refusal
-from pytest_skill_eval.errors import LaunchRefused
+from pytest_skill_eval.errors import LaunchRefusedError
 from pytest_skill_eval.execlimits import MAX_ARG_STRLEN, exec_size, fits_one_exec_string
 from pytest_skill_eval.host.install import HostInstallation
 
@@ -54,7 +54,7 @@ Mode = Literal["json", "rpc"]
 
 
 def refuse_unsafe_tools(tools: Sequence[str]) -> None:
-    """Raise :class:`LaunchRefused` for a tool list the host must not get.
+    """Raise :class:`LaunchRefusedError` for a tool list the host must not get.
 
     pi splits ``--tools`` on commas, trims, and reads ``+name``/``-name`` as modifiers and
     ``*`` as a pattern, and offers no escaping, so every name must follow the loader's
@@ -63,12 +63,12 @@ def refuse_unsafe_tools(tools: Sequence[str]) -> None:
     """
     for tool in tools:
         if not TOOL_NAME.match(tool):
-            raise LaunchRefused(f"tool name {tool!r} is not a plain identifier (a letter, then letters, digits, '_' or '-')")
+            raise LaunchRefusedError(f"tool name {tool!r} is not a plain identifier (a letter, then letters, digits, '_' or '-')")
     unguarded = sorted(set(UNSUPPORTED_TOOLS).intersection(tools))
     if unguarded:
-        raise LaunchRefused(f"native tool(s) {unguarded} would run unguarded")
+        raise LaunchRefusedError(f"native tool(s) {unguarded} would run unguarded")
     if len(set(tools)) != len(tools):
-        raise LaunchRefused(f"tool list {list(tools)!r} names a tool twice")
+        raise LaunchRefusedError(f"tool list {list(tools)!r} names a tool twice")
 
 
 def arg_max() -> int:
@@ -121,13 +121,13 @@ class LaunchPlan:
     def __post_init__(self) -> None:
         refuse_unsafe_tools(self.tools)
         if self.mode == "json" and any(p.startswith("@") for p in self.prompts):
-            raise LaunchRefused("a prompt starting with '@' would be read by pi as a file to attach")
+            raise LaunchRefusedError("a prompt starting with '@' would be read by pi as a file to attach")
         checks = [(name, literal_refusal) for name, _ in self.literal_env]
         checks += [(name, inherit_refusal) for name in self.inherited_env]
         for name, refusal in checks:
             why = refusal(name)
             if why is not None:
-                raise LaunchRefused(f"environment variable {name!r} is reserved ({why})")
+                raise LaunchRefusedError(f"environment variable {name!r} is reserved ({why})")
 
     def fitted(self, limit: int | None = None) -> LaunchPlan:
         """This plan, or in RPC mode when its JSON-mode argv and environment would not fit one

@@ -14,8 +14,8 @@ from pytest_skill_eval.definitions.model import VARIANTS, Group, GroupRef, Suite
 from pytest_skill_eval.errors import (
     DefinitionError,
     EvidenceError,
-    GroupFailed,
-    GroupNotGraded,
+    GroupFailedError,
+    GroupNotGradedError,
     SkillEvalError,
 )
 from pytest_skill_eval.evidence.layout import group_dir_name
@@ -37,7 +37,7 @@ STRICT_REFUSED = "skill_eval.strict_refused"
 
 def _refuse(item: pytest.Item, refusal: str) -> None:
     item.user_properties.append((STRICT_REFUSED, refusal))
-    raise GroupNotGraded(refusal)
+    raise GroupNotGradedError(refusal)
 
 
 def preflight_context(skill_session: SkillEvalSession) -> PreflightContext:
@@ -190,11 +190,11 @@ class SkillEvalItem(pytest.Item):
             pointer = f"evidence could not be persisted (group {self.group.id}, see its error)"
             self.user_properties += [(STATUS_PROPERTY, "evidence-error"), (PERSISTENCE_FAILED, pointer)]
             self.session.shouldstop = f"skill-eval: {pointer}"
-            raise GroupNotGraded(f"group {self.group.id}: {message}; no queued group starts") from None
+            raise GroupNotGradedError(f"group {self.group.id}: {message}; no queued group starts") from None
         self.user_properties.extend(self.verdict.properties())
         self.user_properties.append((FAMILY_PROPERTY, str(session.family)))
         if self.verdict.error:
-            raise GroupNotGraded(self.verdict.error_text())
+            raise GroupNotGradedError(self.verdict.error_text())
 
     def _check(self, session: SkillEvalSession) -> None:
         """--skill-eval-check: what would become a grade-error or an invalid run, before any run."""
@@ -208,11 +208,11 @@ class SkillEvalItem(pytest.Item):
     def runtest(self) -> None:
         if self.config.getoption("skill_eval_check"):
             if self.check_problems:
-                raise GroupFailed(self.check_problems)
+                raise GroupFailedError(self.check_problems)
             return
         assert self.verdict is not None
         if self.verdict.failing:
-            raise GroupFailed(self.verdict.failure_text())
+            raise GroupFailedError(self.verdict.failure_text())
 
     def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> Any:
         if isinstance(excinfo.value, SkillEvalError):

@@ -31,7 +31,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from pytest_skill_eval.errors import EvidenceError, GroupNotGraded
+from pytest_skill_eval.errors import EvidenceError, GroupNotGradedError
 
 #: how often the waiting main thread prints the lanes' progress
 _POLL_SECONDS = 0.05
@@ -128,7 +128,7 @@ class LookAhead:
         except CancelledError:
             if self.cancel_event.is_set():
                 raise KeyboardInterrupt from None
-            raise GroupNotGraded(f"{key}: not started: an earlier group stopped the queued groups") from None
+            raise GroupNotGradedError(f"{key}: not started: an earlier group stopped the queued groups") from None
         except KeyboardInterrupt:
             self.cancel()
             raise

@@ -38,7 +38,7 @@ from collections.abc import Callable, Mapping
 from importlib.util import MAGIC_NUMBER
 from typing import Any, Protocol
 
-from pytest_skill_eval.errors import Unsupported
+from pytest_skill_eval.errors import UnsupportedSchemaError
 
 __all__ = ["CodeStore", "bundle", "compile_check", "lower"]
 
@@ -84,15 +84,15 @@ def lower(schema: Any, ref: Callable[[str], str] = lambda r: r) -> Any:
     """*schema* (draft 2020-12) as the draft-7 schema that accepts exactly the same documents,
     each ``$ref`` rewritten by *ref*.
 
-    Raises :class:`Unsupported` for a keyword draft 7 has no equivalent for.
+    Raises :class:`UnsupportedSchemaError` for a keyword draft 7 has no equivalent for.
     """
     if isinstance(schema, bool):
         return schema
     if not isinstance(schema, Mapping):
-        raise Unsupported(f"a schema must be an object or a boolean, not {type(schema).__name__}")
+        raise UnsupportedSchemaError(f"a schema must be an object or a boolean, not {type(schema).__name__}")
     used = _UNLOWERABLE.intersection(schema)
     if used:
-        raise Unsupported(f"no draft-7 equivalent for {', '.join(sorted(used))}")
+        raise UnsupportedSchemaError(f"no draft-7 equivalent for {', '.join(sorted(used))}")
     out: dict[str, Any] = {}
     for key, value in schema.items():
         if key.startswith("x-") or key in _DROPPED:
@@ -102,21 +102,21 @@ def lower(schema: Any, ref: Callable[[str], str] = lambda r: r) -> Any:
             out[key] = lower(value, ref)
         elif key in _MANY:
             if not isinstance(value, list):
-                raise Unsupported(f"{key} must be an array")
+                raise UnsupportedSchemaError(f"{key} must be an array")
             out[key] = [lower(v, ref) for v in value]
         elif key in _NAMED:
             if not isinstance(value, Mapping):
-                raise Unsupported(f"{key} must be an object")
+                raise UnsupportedSchemaError(f"{key} must be an object")
             out[key] = {name: lower(v, ref) for name, v in value.items()}
         elif key == "$ref":
             if not isinstance(value, str):
-                raise Unsupported("$ref must be a string")
+                raise UnsupportedSchemaError("$ref must be a string")
             out[key] = ref(value)
         elif key == "const":
             # the same rule (fastjsonschema matches both alike); its const code needs the
             # detailed exceptions this module turns off
             if "enum" in schema:
-                raise Unsupported("const beside enum")
+                raise UnsupportedSchemaError("const beside enum")
             out["enum"] = [value]
         elif key == "dependentRequired":
             out["dependencies"] = dict(value)
@@ -128,7 +128,7 @@ def lower(schema: Any, ref: Callable[[str], str] = lambda r: r) -> Any:
         prefix = out.pop("prefixItems")
         rest = out.pop("items", None)
         if "additionalItems" in out:
-            raise Unsupported("additionalItems beside prefixItems")
+            raise UnsupportedSchemaError("additionalItems beside prefixItems")
         out["items"] = prefix
         if rest is not None:
             out["additionalItems"] = rest
@@ -145,7 +145,7 @@ def bundle(target: Mapping[str, Any], documents: Mapping[str, Mapping[str, Any]]
 
     Each document goes under ``$defs`` at ``/$defs/<n>`` and every ``$ref`` becomes a local
     pointer into it, so the compiled check never resolves a URI (fastjsonschema would fetch
-    an unknown one over the network). Raises :class:`Unsupported` for a reference to
+    an unknown one over the network). Raises :class:`UnsupportedSchemaError` for a reference to
     anything but a packaged schema or a pointer into one.
     """
     slots: dict[str, str] = {}
@@ -153,7 +153,7 @@ def bundle(target: Mapping[str, Any], documents: Mapping[str, Mapping[str, Any]]
 
     def slot(uri: str) -> str:
         if uri not in documents:
-            raise Unsupported(f"a reference outside the packaged schemas: {uri}")
+            raise UnsupportedSchemaError(f"a reference outside the packaged schemas: {uri}")
         if uri not in slots:
             slots[uri] = f"doc{len(slots)}"
             doc = {k: v for k, v in documents[uri].items() if k not in ("$id", "$schema")}
@@ -163,10 +163,10 @@ def bundle(target: Mapping[str, Any], documents: Mapping[str, Mapping[str, Any]]
     def local(current: str | None, ref: str) -> str:
         base, _, pointer = ref.partition("#")
         if pointer and not pointer.startswith("/"):
-            raise Unsupported(f"a reference by anchor: {ref}")
+            raise UnsupportedSchemaError(f"a reference by anchor: {ref}")
         if not base:
             if current is None:
-                raise Unsupported(f"a local reference in a target without an $id: {ref}")
+                raise UnsupportedSchemaError(f"a local reference in a target without an $id: {ref}")
             base = current
         return f"#/$defs/{slot(base)}{pointer}"
 
@@ -176,7 +176,7 @@ def bundle(target: Mapping[str, Any], documents: Mapping[str, Mapping[str, Any]]
     else:
         root = lower({k: v for k, v in target.items() if k not in ("$id", "$schema")}, lambda r: local(None, r))
         if "$defs" in root:
-            raise Unsupported("a target with its own $defs and no packaged $id")
+            raise UnsupportedSchemaError("a target with its own $defs and no packaged $id")
     return {**root, "$defs": lowered}
 
 
@@ -185,7 +185,7 @@ _OPTIONS: dict[str, Any] = {"use_formats": False, "use_default": False, "detaile
 
 
 def _no_fetch(uri: str) -> Any:
-    raise Unsupported(f"no schema is fetched: {uri}")
+    raise UnsupportedSchemaError(f"no schema is fetched: {uri}")
 
 
 _HANDLERS = {scheme: _no_fetch for scheme in ("urn", "http", "https", "file", "ftp", "data")}
@@ -213,7 +213,7 @@ def compile_check(target: Mapping[str, Any], documents: Mapping[str, Mapping[str
         return None
     try:
         bundled = bundle(target, documents)
-    except Unsupported:
+    except UnsupportedSchemaError:
         return None
     validate = _compiled(bundled, fastjsonschema, store)
     if validate is None:

@@ -136,7 +136,7 @@ class Reply:
 # ------------------------------------------------------------------------ placeholders
 
 
-class _Unresolved(Exception):
+class _UnresolvedPlaceholderError(Exception):
     def __init__(self, expr: str, pointer: str, reason: str) -> None:
         super().__init__(f"cannot resolve {{{{{expr}}}}} at {pointer}: {reason}")
 
@@ -181,10 +181,10 @@ def _substitute(text: str, pointer: str, conversation: Conversation) -> str:
         expr = match.group(1)
         placeholder = parse_placeholder(expr)
         if placeholder is None:  # parse_script rejects these; kept total for safety
-            raise _Unresolved(expr, pointer, f"expected {PLACEHOLDER_FORMS}")
+            raise _UnresolvedPlaceholderError(expr, pointer, f"expected {PLACEHOLDER_FORMS}")
         value = _resolve(placeholder, conversation)
         if value is None:
-            raise _Unresolved(expr, pointer, _unresolved_reason(placeholder))
+            raise _UnresolvedPlaceholderError(expr, pointer, _unresolved_reason(placeholder))
         return value
 
     return PLACEHOLDER.sub(replace, text)
@@ -269,7 +269,7 @@ def plan_reply(
             )
             for index, call in enumerate(chosen.tool_calls)
         )
-    except _Unresolved as problem:
+    except _UnresolvedPlaceholderError as problem:
         return text_stop(
             f"{STAND_IN_TAG} Script {script.source}: {problem}.",
             outcome="unresolved", source=chosen.pointer, rule=rule,

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, Literal, Protocol
 
 from pytest_skill_eval.definitions.model import ExtensionBundle, Group, Variant
-from pytest_skill_eval.errors import InvalidVariant, SkillEvalError, SourceError
+from pytest_skill_eval.errors import InvalidVariantError, SkillEvalError, SourceError
 from pytest_skill_eval.evidence import trees
 from pytest_skill_eval.redaction import unsafe_reason
 from pytest_skill_eval.sources.snapshots import SourceIdentity
@@ -88,7 +88,7 @@ def context_files(items: list[Path]) -> list[dict[str, str]]:
             try:
                 content = path.read_text(encoding="utf-8")
             except UnicodeDecodeError:
-                raise InvalidVariant(f"context file {path.name} is not valid UTF-8") from None
+                raise InvalidVariantError(f"context file {path.name} is not valid UTF-8") from None
             files.append({"path": str(path), "content": content})
     return files
 
@@ -217,11 +217,11 @@ def materialise_skill(copy: Callable[[str, Path], None], rel: str, index: int, d
     """Snapshot one declared skill to *dest*; it must hold a UTF-8 ``SKILL.md``."""
     copy(rel, dest)
     if not (dest / "SKILL.md").is_file():
-        raise InvalidVariant(f"skill {rel!r} (index {index}) has no SKILL.md in its {kind} source")
+        raise InvalidVariantError(f"skill {rel!r} (index {index}) has no SKILL.md in its {kind} source")
     try:
         (dest / "SKILL.md").read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InvalidVariant(f"skill {rel!r} (index {index}): SKILL.md is not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
+        raise InvalidVariantError(f"skill {rel!r} (index {index}): SKILL.md is not valid UTF-8 ({exc.reason} at byte {exc.start})") from None
 
 
 def materialise_resources(variant: Variant, base: Path, root: Path, sources: GroupSources | None = None,
@@ -259,14 +259,14 @@ def inherit_problems(group: Group, env: Mapping[str, str]) -> list[tuple[int, st
 
 
 def inherited_values(group: Group, env: Mapping[str, str]) -> dict[str, str]:
-    """The inherited variables' values, or :class:`InvalidVariant` when one cannot be used."""
+    """The inherited variables' values, or :class:`InvalidVariantError` when one cannot be used."""
     names = group.runtime.environment.inherit
     missing = [n for n in names if n not in env]
     if missing:
-        raise InvalidVariant(f"inherited environment variable(s) not set: {', '.join(missing)}")
+        raise InvalidVariantError(f"inherited environment variable(s) not set: {', '.join(missing)}")
     problems = inherit_problems(group, env)
     if problems:
-        raise InvalidVariant(problems[0][1])
+        raise InvalidVariantError(problems[0][1])
     return {n: env[n] for n in names}
 
 

@@ -271,6 +271,15 @@ def test_every_exception_class_is_defined_in_errors() -> None:
     _none(outside)
 
 
+def test_every_exception_class_name_ends_in_error() -> None:
+    """One suffix rule for the whole package, module-private exceptions included, so a name
+    says it is an exception wherever it is raised or caught (ruff's N818 sees only the direct
+    subclasses of ``Exception`` and of names ending in ``Error``; this sees every one)."""
+    _none(sorted(f"{module}.{name}" for name, module in _exception_classes().items()
+                 if not name.endswith("Error")), "rename these to end in Error")
+    assert len(_exception_classes()) > 20, "the exception finder sees too few classes to be trusted"
+
+
 def test_no_two_classes_share_a_name() -> None:
     where: dict[str, list[str]] = defaultdict(list)
     for module, node in _classes():

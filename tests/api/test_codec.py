@@ -11,7 +11,7 @@ from typing import ClassVar
 import pytest
 
 from pytest_skill_eval import codec
-from pytest_skill_eval.errors import EvidenceError, MalformedGrade
+from pytest_skill_eval.errors import EvidenceError, MalformedGradeError
 from pytest_skill_eval.evidence import records, store
 from pytest_skill_eval.grading.aggregate import ComparisonRate, ExpectationRate, TrialGrade
 from pytest_skill_eval.grading.results import ComparisonResult, ExpectationResult, GradeError, GroupGrade
@@ -123,7 +123,7 @@ def test_an_evidence_record_keeps_a_value_its_schema_let_through() -> None:
      "grade.json: errors/0/message: expected a string, found number 3"),
 ])
 def test_a_grade_names_the_place_and_its_file(data: object, message: str) -> None:
-    with pytest.raises(MalformedGrade) as info:
+    with pytest.raises(MalformedGradeError) as info:
         codec.from_json(GroupGrade, data, "grade.json")
     assert str(info.value) == message
 
@@ -185,7 +185,7 @@ class Counted:
     """Two fields stored together under ``trials``, between the others (as ``aggregate.json``'s counts)."""
 
     STORED: ClassVar[codec.Layout] = codec.Layout(order=("id", "planned", "ran", "state"), name="counted",
-                                                  error=MalformedGrade, strict=True)
+                                                  error=MalformedGradeError, strict=True)
     id: str
     state: str
     planned: int = field(metadata=codec.meta(within="trials"))
@@ -208,7 +208,7 @@ def test_fields_within_a_nested_object_are_stored_there_in_order() -> None:
      'trials/planned: expected an integer, found string "3"'),
 ])
 def test_a_nested_object_is_read_where_it_is_wrong(data: object, message: str) -> None:
-    with pytest.raises(MalformedGrade) as info:
+    with pytest.raises(MalformedGradeError) as info:
         codec.from_json(Counted, data, "c.json")
     assert str(info.value) == f"c.json: {message}"
 
@@ -222,7 +222,7 @@ class Span:
 
 @dataclass(frozen=True)
 class Spanned:
-    STORED: ClassVar[codec.Layout] = codec.Layout(error=MalformedGrade, strict=True)
+    STORED: ClassVar[codec.Layout] = codec.Layout(error=MalformedGradeError, strict=True)
     span: Span | None
     spans: tuple[Span, ...] = ()
 
@@ -245,6 +245,6 @@ def test_an_array_record_is_stored_as_its_fields_values() -> None:
     ({"span": None, "spans": [[1, 2], "1-2"]}, 'spans/1: expected an array of 2 items, found string "1-2"'),
 ])
 def test_an_array_record_of_the_wrong_shape_is_a_located_error(data: object, message: str) -> None:
-    with pytest.raises(MalformedGrade) as info:
+    with pytest.raises(MalformedGradeError) as info:
         codec.from_json(Spanned, data, "s.json")
     assert str(info.value).startswith(f"s.json: {message}")

@@ -11,7 +11,7 @@ import pytest
 from pytest_skill_eval.commands.init import init_skill
 from pytest_skill_eval.definitions.loading import load_definition, load_suite_groups
 from pytest_skill_eval.definitions.model import Suite
-from pytest_skill_eval.errors import InitRefused, SkillFileError
+from pytest_skill_eval.errors import InitRefusedError, SkillFileError
 from pytest_skill_eval.services.check import check_path
 
 from .support import SUITE, WRITTEN, git, skill_eval, skill_repo, tree
@@ -85,7 +85,7 @@ def test_one_existing_file_is_enough_to_refuse_and_nothing_is_written(repo: Path
     readme.parent.mkdir(parents=True)
     readme.write_text("mine\n")
     before = tree(repo)
-    with pytest.raises(InitRefused) as caught:
+    with pytest.raises(InitRefusedError) as caught:
         init_skill(Path("skills/brand-guidelines"), repo)
     assert str(caught.value).splitlines()[1:] == [
         "  .skill-eval/brand-guidelines/README.md",
@@ -98,7 +98,7 @@ def test_a_dangling_link_counts_as_existing(repo: Path) -> None:
     suite = repo / SUITE
     suite.parent.mkdir(parents=True)
     suite.symlink_to(repo / "nowhere.json")
-    with pytest.raises(InitRefused, match=r"exist already .*\n  \.skill-eval/brand-guidelines/suite\.json"):
+    with pytest.raises(InitRefusedError, match=r"exist already .*\n  \.skill-eval/brand-guidelines/suite\.json"):
         init_skill(Path("skills/brand-guidelines"), repo)
     assert not (repo / "nowhere.json").exists()
 
@@ -106,7 +106,7 @@ def test_a_dangling_link_counts_as_existing(repo: Path) -> None:
 def test_a_file_where_the_directory_goes_is_refused(repo: Path) -> None:
     (repo / ".skill-eval").mkdir()
     (repo / ".skill-eval" / "brand-guidelines").write_text("a file\n")
-    with pytest.raises(InitRefused, match=r"exist already .*\n  \.skill-eval/brand-guidelines\n"):
+    with pytest.raises(InitRefusedError, match=r"exist already .*\n  \.skill-eval/brand-guidelines\n"):
         init_skill(Path("skills/brand-guidelines"), repo)
 
 
@@ -139,7 +139,7 @@ def test_a_skill_that_head_does_not_hold(tmp_path: Path) -> None:
     repo = skill_repo(tmp_path / "repo", commit=False)
     git(repo, "add", "README.md")
     git(repo, "commit", "-q", "-m", "Start")
-    with pytest.raises(InitRefused) as caught:
+    with pytest.raises(InitRefusedError) as caught:
         init_skill(repo / "skills" / "brand-guidelines", tmp_path)
     head = git(repo, "rev-parse", "HEAD").strip()
     assert str(caught.value).startswith(
@@ -169,7 +169,7 @@ def test_a_skill_at_the_top_of_the_work_tree_is_refused(tmp_path: Path) -> None:
     (repo / "SKILL.md").write_text("---\nname: one-skill\ndescription: d\n---\nbody\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "x")
-    with pytest.raises(InitRefused, match=r"^\. is the top of its Git work tree.*Move the skill into a subdirectory"):
+    with pytest.raises(InitRefusedError, match=r"^\. is the top of its Git work tree.*Move the skill into a subdirectory"):
         init_skill(Path("."), repo)
 
 
@@ -179,7 +179,7 @@ def test_a_skill_named_runs_is_refused(repo: Path) -> None:
     (skill / "SKILL.md").write_text("---\nname: runs\ndescription: d\n---\nbody\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "x")
-    with pytest.raises(InitRefused, match=r'the skill name "runs" would put its suite in \.skill-eval/runs/'):
+    with pytest.raises(InitRefusedError, match=r'the skill name "runs" would put its suite in \.skill-eval/runs/'):
         init_skill(Path("skills/runs"), repo)
     assert not (repo / ".skill-eval").exists()
 
@@ -190,7 +190,7 @@ def test_a_skill_inside_skill_eval_is_refused(repo: Path) -> None:
     (skill / "SKILL.md").write_text("---\nname: demo\ndescription: d\n---\nbody\n")
     git(repo, "add", "-A")
     git(repo, "commit", "-q", "-m", "x")
-    with pytest.raises(InitRefused) as caught:
+    with pytest.raises(InitRefusedError) as caught:
         init_skill(Path(".skill-eval/vendored/demo"), repo)
     assert str(caught.value) == (
         f".skill-eval/vendored/demo: the skill's path in the work tree {repo} cannot be declared: expected a path "
@@ -266,7 +266,7 @@ def test_a_file_appearing_while_init_writes_is_not_replaced_and_nothing_is_left(
 
     monkeypatch.setattr(os, "link", racing_link)  # the os module init writes through
     before = tree(repo)
-    with pytest.raises(InitRefused, match=r"groups/body\.json appeared while it was writing; nothing was left written$"):
+    with pytest.raises(InitRefusedError, match=r"groups/body\.json appeared while it was writing; nothing was left written$"):
         init_skill(Path("skills/brand-guidelines"), repo)
     after = tree(repo)
     assert after.pop(".skill-eval/brand-guidelines/groups/body.json") == b"theirs\n"

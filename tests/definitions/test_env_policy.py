@@ -19,7 +19,7 @@ import pytest
 
 from pytest_skill_eval import envpolicy
 from pytest_skill_eval.definitions.loading import load_group
-from pytest_skill_eval.errors import DefinitionError, LaunchRefused
+from pytest_skill_eval.errors import DefinitionError, LaunchRefusedError
 from pytest_skill_eval.host.install import HostInstallation
 from pytest_skill_eval.host.launch import LaunchPlan
 
@@ -117,10 +117,10 @@ def test_reserved_entries_may_be_inherited_and_safe_ones_set(tmp_path: Path) -> 
 
 def test_the_launch_layer_refuses_every_entry_when_the_loader_is_bypassed() -> None:
     for section, key, probe in _entries("launch-control", "reserved"):
-        with pytest.raises(LaunchRefused, match="reserved"):
+        with pytest.raises(LaunchRefusedError, match="reserved"):
             _plan(literal_env=((probe, "x"),))
         if TABLE[section][key]["class"] == "launch-control":
-            with pytest.raises(LaunchRefused, match="reserved"):
+            with pytest.raises(LaunchRefusedError, match="reserved"):
                 _plan(inherited_env={probe: "x"})
     _plan(literal_env=(("TERM", "xterm"),), inherited_env={"AWS_REGION": "us-east-1"})  # allowed
 
@@ -156,9 +156,9 @@ def test_hostile_names_are_refused_in_literal_and_inherit(tmp_path: Path, name: 
     assert list(literal) == [f"/runtime/environment/literal/{name}"]
     assert f"({label} {'names are' if label.endswith('*') else 'is'} reserved (launch-control): " in literal[f"/runtime/environment/literal/{name}"]
     assert list(_load(tmp_path / "i", {}, [name])) == ["/runtime/environment/inherit/0"]
-    with pytest.raises(LaunchRefused, match=f"{name!r} is reserved"):
+    with pytest.raises(LaunchRefusedError, match=f"{name!r} is reserved"):
         _plan(literal_env=((name, "x"),))
-    with pytest.raises(LaunchRefused, match=f"{name!r} is reserved"):
+    with pytest.raises(LaunchRefusedError, match=f"{name!r} is reserved"):
         _plan(inherited_env={name: "x"})
 
 

@@ -21,7 +21,7 @@ from pathlib import Path
 import pytest
 
 from pytest_skill_eval.definitions.loading import load_group
-from pytest_skill_eval.errors import DefinitionError, LaunchRefused
+from pytest_skill_eval.errors import DefinitionError, LaunchRefusedError
 from pytest_skill_eval.host.install import HostInstallation
 from pytest_skill_eval.host.launch import LaunchPlan
 
@@ -97,9 +97,9 @@ def test_a_definition_that_redirects_bedrock_is_refused_at_load_and_at_launch(tm
     # bypassing the loader: the launch layer refuses the plan (replace() runs its checks) ...
     plan = _bedrock_plan(tmp_path / "run", pi_host)
     for name in HOSTILE:
-        with pytest.raises(LaunchRefused, match=f"{name!r} is reserved"):
+        with pytest.raises(LaunchRefusedError, match=f"{name!r} is reserved"):
             dataclasses.replace(plan, literal_env=((name, "1"),))
-        with pytest.raises(LaunchRefused, match=f"{name!r} is reserved"):
+        with pytest.raises(LaunchRefusedError, match=f"{name!r} is reserved"):
             dataclasses.replace(plan, inherited_env={**CREDENTIALS, name: "1"})
     # ... and a plan changed after its checks still hands the child neither name
     object.__setattr__(plan, "literal_env", ((HOSTILE[0], "http://127.0.0.1:9"), (HOSTILE[1], "1")))

@@ -9,7 +9,7 @@ from typing import Any
 import pytest
 
 from pytest_skill_eval import codec
-from pytest_skill_eval.errors import EvidenceError, MalformedGrade
+from pytest_skill_eval.errors import EvidenceError, MalformedGradeError
 from pytest_skill_eval.evidence.reader import parse_aggregate
 from pytest_skill_eval.grading.aggregate import Trial, TrialGrade, aggregate
 from pytest_skill_eval.grading.results import (
@@ -162,9 +162,9 @@ def test_the_codec_refuses_what_the_schema_would_as_a_second_line() -> None:
     """Read without its schema, a bad aggregate is still a located grade error, not a KeyError."""
     data = _stored()
     del data["trials"]["ran"]
-    with pytest.raises(MalformedGrade, match=r"^aggregate.json: trials/ran: expected an integer, found nothing$"):
+    with pytest.raises(MalformedGradeError, match=r"^aggregate.json: trials/ran: expected an integer, found nothing$"):
         codec.from_json(TrialGrade, data, "aggregate.json")
     data = _stored()
     data["comparisons"][0]["saturated"] = "no"
-    with pytest.raises(MalformedGrade, match=r'^comparisons/0/saturated: expected a boolean, found string "no"$'):
+    with pytest.raises(MalformedGradeError, match=r'^comparisons/0/saturated: expected a boolean, found string "no"$'):
         TrialGrade.from_json(data)

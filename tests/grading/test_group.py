@@ -352,10 +352,10 @@ def test_judge_gets_the_group(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_a_grade_error_without_a_message_is_still_listed(monkeypatch: pytest.MonkeyPatch) -> None:
-    from pytest_skill_eval.errors import GradeProblem
+    from pytest_skill_eval.errors import UnanswerableError
 
     def silent(check: Any, obs: Any, grp: Any) -> Any:
-        raise GradeProblem("")
+        raise UnanswerableError("")
 
     monkeypatch.setattr(group_module, "judge", silent)
     result = grade([{"id": "p", "kind": "path", "variant": "candidate", "expect": "absent", "path": "a"}],

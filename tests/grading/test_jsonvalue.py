@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from pytest_skill_eval.grading.jsonvalue import (
-    MalformedJSON,
+    MalformedJSONError,
     json_equal,
     parse_document,
     parse_pointer,
@@ -117,7 +117,7 @@ def test_json_equal(a: Any, b: Any, equal: bool) -> None:
     ],
 )
 def test_parse_document_rejects(data: bytes, message: str) -> None:
-    with pytest.raises(MalformedJSON) as info:
+    with pytest.raises(MalformedJSONError) as info:
         parse_document(data)
     assert str(info.value) == message
 

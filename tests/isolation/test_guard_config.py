@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from pytest_skill_eval.engine.config import GUARD_PREFIX
-from pytest_skill_eval.errors import LaunchRefused
+from pytest_skill_eval.errors import LaunchRefusedError
 from pytest_skill_eval.host.driver import run_json
 from pytest_skill_eval.host.install import HostInstallation
 from pytest_skill_eval.host.launch import (
@@ -53,7 +53,7 @@ def test_guard_config_in_the_subject_environment_does_not_open_the_guard(tmp_pat
                           thinking=None, session_dir=None, prompts=("Go.",))
         # the launch layer refuses the names itself (tests/isolation/test_launch_hardening.py);
         # here both of its checks are bypassed, so the variables really reach pi
-        with pytest.raises(LaunchRefused):
+        with pytest.raises(LaunchRefusedError):
             dataclasses.replace(plan, literal_env=injected)
         own_env = LaunchPlan.env
         monkeypatch.setattr(LaunchPlan, "env", lambda self: {**own_env(self), **dict(injected)})

@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 
-from pytest_skill_eval.errors import LaunchRefused
+from pytest_skill_eval.errors import LaunchRefusedError
 from pytest_skill_eval.host.install import HostInstallation
 from pytest_skill_eval.host.launch import LaunchPlan, launch_mode, write_tool_gate
 
@@ -39,20 +39,20 @@ def _plan(tmp_path: Path, host: HostInstallation, **changes: Any) -> LaunchPlan:
 
 @pytest.mark.parametrize("tool", ["noop,bash", "read ", " bash", "+bash", "-read", "re*", "", "a" * 65, "read\nbash", "bash,"])
 def test_tool_names_that_pi_would_split_or_expand_are_refused(tmp_path: Path, pi_host: HostInstallation, tool: str) -> None:
-    with pytest.raises(LaunchRefused, match="not a plain identifier"):
+    with pytest.raises(LaunchRefusedError, match="not a plain identifier"):
         _plan(tmp_path, pi_host, tools=("read", tool))
-    with pytest.raises(LaunchRefused, match="not a plain identifier"):
+    with pytest.raises(LaunchRefusedError, match="not a plain identifier"):
         write_tool_gate(tmp_path / "gate", ("read", tool))
 
 
 @pytest.mark.parametrize("tool", ["bash", "ls", "grep", "find", "powershell"])
 def test_native_tools_the_guard_cannot_judge_are_refused(tmp_path: Path, pi_host: HostInstallation, tool: str) -> None:
-    with pytest.raises(LaunchRefused, match="unguarded"):
+    with pytest.raises(LaunchRefusedError, match="unguarded"):
         _plan(tmp_path, pi_host, tools=("read", tool))
 
 
 def test_duplicate_tool_names_are_refused(tmp_path: Path, pi_host: HostInstallation) -> None:
-    with pytest.raises(LaunchRefused, match="twice"):
+    with pytest.raises(LaunchRefusedError, match="twice"):
         _plan(tmp_path, pi_host, tools=("read", "read"))
 
 
@@ -60,9 +60,9 @@ def test_duplicate_tool_names_are_refused(tmp_path: Path, pi_host: HostInstallat
                                   "PI_CODING_AGENT_DIR", "PI_OFFLINE", "LD_PRELOAD", "PATH", "HOME", "HTTPS_PROXY",
                                   "OPENAI_BASE_URL", "JITI_ALIAS", "PYTHONPATH", "LC_ALL"])
 def test_reserved_names_are_refused_by_the_launch_layer(tmp_path: Path, pi_host: HostInstallation, name: str) -> None:
-    with pytest.raises(LaunchRefused, match="reserved"):
+    with pytest.raises(LaunchRefusedError, match="reserved"):
         _plan(tmp_path, pi_host, literal_env=((name, "x"),))
-    with pytest.raises(LaunchRefused, match="reserved"):
+    with pytest.raises(LaunchRefusedError, match="reserved"):
         _plan(tmp_path, pi_host, inherited_env={name: "x"})
 
 
@@ -97,7 +97,7 @@ def test_a_prompt_starting_with_at_is_never_a_command_line_file_argument(tmp_pat
     assert launch_mode(True, ["@/etc/hostname"]) == "rpc"
     assert launch_mode(True, ["Read @/etc/hostname"]) == "json"
     assert launch_mode(False, ["Go."]) == "rpc"
-    with pytest.raises(LaunchRefused, match="'@'"):
+    with pytest.raises(LaunchRefusedError, match="'@'"):
         _plan(tmp_path, pi_host, prompts=("@/etc/hostname",))
 
 

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from pytest_skill_eval.errors import EvidenceError, GroupNotGraded
+from pytest_skill_eval.errors import EvidenceError, GroupNotGradedError
 from pytest_skill_eval.plugin.jobs import Job, LookAhead
 from pytest_skill_eval.plugin.runner import start_order
 
@@ -87,7 +87,7 @@ def test_a_persistence_failure_starts_no_later_group() -> None:
     assert lookahead.result("item0") == Path("/groups/0")  # earlier groups are not stopped
     lookahead.stop(cancel=False)
     assert sorted(ran) == [0, 1], "no group queued after the failing one starts"
-    with pytest.raises(GroupNotGraded, match="not started"):
+    with pytest.raises(GroupNotGradedError, match="not started"):
         lookahead.result("item2")
 
 

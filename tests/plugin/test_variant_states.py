@@ -12,8 +12,6 @@ from pathlib import Path
 
 import pytest
 
-from pytest_skill_eval.engine.group import group_state
-
 from .helpers import (
     AFTER,
     BEFORE,
@@ -61,23 +59,3 @@ def test_description_revision_rule_is_recorded_when_checked(project: Path, pytes
     pytester.runpytest("--skill-eval", "groups/improves.json").assert_outcomes(passed=1)
     record = read_json(only_result(project) / "groups" / "001-improves" / "group.json")
     assert record["revision_check"] == {"state": "passed", "reason": None}
-
-
-@pytest.mark.parametrize(
-    ("states", "expected"),
-    [
-        (["complete", "complete"], "complete"),
-        (["complete", "not-selected"], "complete"),
-        (["complete", "invalid"], "partially-complete"),
-        (["infrastructure-failed", "complete"], "partially-complete"),
-        # no selected run completed: nothing of the group is complete, partially or not
-        (["infrastructure-failed", "infrastructure-failed"], "invalid"),
-        (["infrastructure-failed", "not-selected"], "invalid"),
-        (["invalid", "infrastructure-failed"], "invalid"),
-        (["invalid", "invalid"], "invalid"),
-        (["complete", "cancelled"], "cancelled"),
-        (["infrastructure-failed", "cancelled"], "cancelled"),
-    ],
-)
-def test_group_state(states: list[str], expected: str) -> None:
-    assert group_state(states) == expected

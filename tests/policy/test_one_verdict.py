@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from pytest_skill_eval import policy
-from pytest_skill_eval.errors import EvidenceError, MalformedGrade
+from pytest_skill_eval.errors import EvidenceError, MalformedGradeError
 from pytest_skill_eval.evidence.reader import parse_grade, read_group_grade
 from pytest_skill_eval.evidence.records import parse_group
 from pytest_skill_eval.grading.aggregate import Trial, TrialGrade, aggregate
@@ -104,7 +104,7 @@ def test_the_record_not_the_file_decides_what_a_grade_document_must_be(tmp_path:
     (and a grade where it names an aggregate) is a located error, never read as the other."""
     grade = parse_grade(GRADE, "grade.json")
     write(tmp_path / "once" / "grade.json", trials_of(grade, 2).to_json())
-    with pytest.raises(MalformedGrade, match=r"once/grade\.json"):
+    with pytest.raises(MalformedGradeError, match=r"once/grade\.json"):
         read_group_grade(tmp_path / "once", parse_group(group_record(None), "group.json"))
     write(tmp_path / "over" / "aggregate.json", GRADE)
     with pytest.raises(EvidenceError, match=r"over/aggregate\.json"):

@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from pytest_skill_eval import policy
-from pytest_skill_eval.errors import EvidenceError, MalformedGrade
+from pytest_skill_eval.errors import EvidenceError, MalformedGradeError
 from pytest_skill_eval.evidence.reader import parse_grade
 from pytest_skill_eval.evidence.records import parse_group
 from pytest_skill_eval.grading.results import ExpectationResult
@@ -249,7 +249,7 @@ def test_documents_that_are_not_records_never_reach_the_policy() -> None:
         judge({"id": "g", "variants": {}}, {"group_id": "g", "state": "graded"}, group_dir="/g", fail_on="candidate",
               result_id="r")
     group, _grade = documents("complete", "complete", SHAPES["pass-to-pass"])
-    with pytest.raises(MalformedGrade, match='grade.json: /expectations/0/expected: expected a string, found no "expected" field'):
+    with pytest.raises(MalformedGradeError, match='grade.json: /expectations/0/expected: expected a string, found no "expected" field'):
         judge(group, {"group_id": "g", "state": "graded", "expectations": [{"id": "e", "kind": "path", "variant": "candidate",
                                                                              "status": "fail", "observed": ""}]},
               group_dir="/g", fail_on="candidate", result_id="r")

@@ -61,17 +61,6 @@ def run_suite(root: Path, *args: str) -> StoredRun:
     return StoredRun(root, runs[0].name, proc.returncode, proc.stdout + proc.stderr)
 
 
-@pytest.fixture(scope="session")
-def stored_run(pi_host: object, tmp_path_factory: pytest.TempPathFactory) -> StoredRun:
-    """The whole test suite run once; tests must not write into it (copy it first)."""
-    run = run_suite(copy_suite(tmp_path_factory.mktemp("views") / "root"))
-    # The errors group is a pytest error by design; the other two pass. The pre-run check
-    # warns of the errors group's malformed expectations before anything runs.
-    assert run.returncode == 1, run.output
-    assert "2 passed, 3 warnings, 1 error" in run.output, run.output
-    return run
-
-
 def copy_result(run: StoredRun, dest: Path) -> Path:
     """Copy the stored result directory to *dest* (which must not exist)."""
     shutil.copytree(run.result_dir, dest)

@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from pytest_skill_eval import schemas
-from pytest_skill_eval.errors import Unsupported
+from pytest_skill_eval.errors import UnsupportedSchemaError
 from pytest_skill_eval.schemas.fast import bundle, lower
 
 from .conftest import StoredRun
@@ -169,18 +169,18 @@ def test_lowering_rewrites_what_draft_7_spells_differently() -> None:
 def test_const_beside_enum_gets_no_compiled_check() -> None:
     # const True with enum [1]: jsonschema accepts nothing (true is not 1); a merged enum
     # compared with Python's == would accept 1
-    with pytest.raises(Unsupported):
+    with pytest.raises(UnsupportedSchemaError):
         lower({"const": True, "enum": [1]})
 
 
 @pytest.mark.parametrize("keyword", ["unevaluatedProperties", "dependentSchemas", "$dynamicRef", "minContains"])
 def test_a_keyword_without_a_draft_7_equivalent_gets_no_compiled_check(keyword: str) -> None:
-    with pytest.raises(Unsupported):
+    with pytest.raises(UnsupportedSchemaError):
         lower({"properties": {"a": {keyword: {}}}})
 
 
 def test_a_reference_outside_the_packaged_schemas_is_never_fetched() -> None:
-    with pytest.raises(Unsupported, match="outside the packaged schemas"):
+    with pytest.raises(UnsupportedSchemaError, match="outside the packaged schemas"):
         bundle({"$ref": "https://example.invalid/schema.json"}, {})
     from pytest_skill_eval.schemas.fast import compile_check
 

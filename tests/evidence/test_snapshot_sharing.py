@@ -266,7 +266,7 @@ def test_pi_writing_in_place_never_changes_an_earlier_linked_snapshot(pytester: 
     """Turn 1 leaves out.txt alone (its turn snapshot is linked to workspace-initial); turn 2
     has pi's edit tool rewrite it and turn 3 its write tool: every earlier snapshot keeps
     the bytes it had, and grading reads each turn's own."""
-    from .test_isolation import SKILL, _group, _run, _script, _variant, _write
+    from isolation.test_isolation import SKILL, _group, _run, _script, _variant, _write
 
     _write(pytester.path / "skills" / "target" / "SKILL.md", SKILL.format(name="target", description="Target skill."))
     _write(pytester.path / "fixtures" / "ws" / "out.txt", "version-1\n")

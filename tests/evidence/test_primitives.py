@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from pytest_skill_eval import jsonbounds
-from pytest_skill_eval.errors import EvidenceError, JSONBoundsError, Refused
+from pytest_skill_eval.errors import EvidenceError, EvidenceRefusedError, JSONBoundsError
 from pytest_skill_eval.evidence import layout, safe_io
 
 
@@ -73,10 +73,10 @@ def result(tmp_path: Path) -> Path:
 def test_a_link_anywhere_below_the_root_is_refused_and_named(result: Path) -> None:
     outside = result.parent / "outside"
     (result / "groups" / "001-g" / "baseline").symlink_to(outside)
-    with pytest.raises(Refused, match=r"^groups/001-g/baseline: expected a directory, found a symbolic link"):
+    with pytest.raises(EvidenceRefusedError, match=r"^groups/001-g/baseline: expected a directory, found a symbolic link"):
         safe_io.read_bytes(result / "groups" / "001-g" / "baseline" / "secret", result)
     (result / "groups" / "001-g" / "candidate" / "stderr.txt").symlink_to(outside / "secret")
-    with pytest.raises(Refused, match="stderr.txt: expected a regular file, found a symbolic link"):
+    with pytest.raises(EvidenceRefusedError, match="stderr.txt: expected a regular file, found a symbolic link"):
         safe_io.read_bytes(result / "groups" / "001-g" / "candidate" / "stderr.txt", result)
     assert safe_io.entry_kind(result / "groups" / "001-g" / "baseline", result) == safe_io.SYMLINK
     assert safe_io.read_bytes(result / "groups" / "001-g" / "candidate" / "run.json", result) == b"{}"
@@ -85,21 +85,21 @@ def test_a_link_anywhere_below_the_root_is_refused_and_named(result: Path) -> No
 def test_special_files_are_named_without_being_opened(result: Path) -> None:
     run_dir = result / "groups" / "001-g" / "candidate"
     os.mkfifo(run_dir / "events.jsonl")
-    with pytest.raises(Refused, match=r"events\.jsonl: expected a regular file, found a FIFO"):
+    with pytest.raises(EvidenceRefusedError, match=r"events\.jsonl: expected a regular file, found a FIFO"):
         safe_io.read_bytes(run_dir / "events.jsonl", result)
     (run_dir / "workspace").write_text("")
-    with pytest.raises(Refused, match="workspace: expected a directory, found a regular file"):
+    with pytest.raises(EvidenceRefusedError, match="workspace: expected a directory, found a regular file"):
         safe_io.list_dir(run_dir / "workspace", result)
     assert safe_io.list_dir(run_dir / "absent", result) == []
 
 
 def test_size_and_hard_links_are_bounded(result: Path) -> None:
     run = result / "groups" / "001-g" / "candidate" / "run.json"
-    with pytest.raises(Refused, match="at most 1 bytes, found 2 bytes"):
+    with pytest.raises(EvidenceRefusedError, match="at most 1 bytes, found 2 bytes"):
         safe_io.read_bytes(run, result, limit=1)
     linked = run.with_name("final-response.txt")
     os.link(result.parent / "outside" / "secret", linked)
-    with pytest.raises(Refused, match="found a file with 2 hard links"):
+    with pytest.raises(EvidenceRefusedError, match="found a file with 2 hard links"):
         safe_io.read_bytes(linked, result)
     assert safe_io.read_bytes(linked, result, single_link=False) == b"secret"
 

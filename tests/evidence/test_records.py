@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from views.conftest import StoredRun, copy_suite, run_suite
 
 from pytest_skill_eval.errors import EvidenceError
 from pytest_skill_eval.evidence import records, store
@@ -21,8 +22,6 @@ from pytest_skill_eval.evidence.records import (
     SelectionRecord,
     TranscriptRecord,
 )
-
-from .conftest import StoredRun, copy_suite, run_suite
 
 
 @pytest.fixture(scope="module")
