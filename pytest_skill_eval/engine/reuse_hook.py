@@ -121,9 +121,8 @@ def _current(group: Group, cfg: EngineConfig, fixture: Path, bundles: Path, sour
         files.update({f"extensions/{k.split('/', 1)[1]}": v
                       for k, v in _tree(bundles.parent, bundles.name, redactor).items()})
     script = None
-    script_path = getattr(cfg.models, "script_path", None)
-    path = script_path(group) if callable(script_path) else None
-    if isinstance(path, Path):
+    path = cfg.models.script_path(group)
+    if path is not None:
         data = path.read_bytes()
         script = hashlib.sha256(redactor.data(data)[0] if redactor.active else data).hexdigest()
     host = cfg.host().version

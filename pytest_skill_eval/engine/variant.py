@@ -164,14 +164,11 @@ def run_variant(run: GroupRun, name: VariantName, trial: int) -> VariantOutcome:
 
 def _store_script(group: Group, cfg: EngineConfig, evidence: VariantEvidence) -> None:
     """The scripted stand-in's script of a scripted group, into the object store."""
-    # a model backend other than the router (a test's fake) has no script to store
-    script_path = getattr(cfg.models, "script_path", None)
-    script_origin = getattr(cfg.models, "script_origin", None)
-    if script_path is None or script_origin is None or group.model is None:
+    if group.model is None:
         return
-    path = script_path(group)
-    if isinstance(path, Path):
-        evidence.store_script(group.model.model, path, str(script_origin(path)))
+    path = cfg.models.script_path(group)  # None: the backend runs no script for this group
+    if path is not None:
+        evidence.store_script(group.model.model, path, cfg.models.script_origin(path))
 
 
 def prepare(group: Group, variant: Variant, base: Path, cfg: EngineConfig, start: RunRecord,

@@ -26,6 +26,7 @@ if TYPE_CHECKING:
     from pytest_skill_eval.engine.config import EngineConfig
     from pytest_skill_eval.evidence.records import PlannedGroup, ShardRecord
     from pytest_skill_eval.host.install import HostInstallation
+    from pytest_skill_eval.host.models import ModelRouter
     from pytest_skill_eval.plugin.items import SkillEvalItem
     from pytest_skill_eval.plugin.jobs import LookAhead
     from pytest_skill_eval.sources.stored import StoredResult
@@ -48,7 +49,7 @@ class GroupRunner:
     family: int
     shard_record: ShardRecord | None
     _engine_config: EngineConfig | None
-    _router: Any
+    _router: ModelRouter | None
     _lookahead: LookAhead | None
     _selection_written: bool
 

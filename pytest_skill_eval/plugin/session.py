@@ -95,7 +95,7 @@ class SkillEvalSession(GroupRunner, TerminalSummary):
         self._next_base = 0
         self._selected_position: int | None = None
         self._engine_config: EngineConfig | None = None
-        self._router: Any = None
+        self._router = None
         #: ``--skill-eval-jobs`` above 1: the lanes, started when the first group item runs
         self._lookahead: LookAhead | None = None
         self.reported: dict[str, Reported] = {}
