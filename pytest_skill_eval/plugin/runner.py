@@ -7,8 +7,8 @@ queues the group items to the lanes of :mod:`pytest_skill_eval.plugin.jobs`, in
 :func:`start_order`.
 
 Lazy on purpose (the plugin's entry point loads this module on every pytest run): the engine,
-the driver (psutil and the launch layer), the stopping rule (statistics), the lanes
-(concurrent.futures) and the evidence records are imported where a group first needs them.
+the driver (psutil and the launch layer), the host installer, the stopping rule (statistics),
+the lanes (concurrent.futures) and the evidence records are imported where a group first needs them.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ from pytest_skill_eval.definitions.model import Group, Suite
 from pytest_skill_eval.errors import EvidenceError, HostError
 from pytest_skill_eval.evidence import layout, store
 from pytest_skill_eval.evidence.locate import resolve_result
-from pytest_skill_eval.host.install import HostInstallation, resolve_host
 from pytest_skill_eval.host.models import ModelRouter
 from pytest_skill_eval.plugin.progress import LiveProgress
 from pytest_skill_eval.plugin.settings import RunSettings, confinement_settings
@@ -33,6 +32,7 @@ from pytest_skill_eval.policy import FailOn, Judgement
 if TYPE_CHECKING:
     from pytest_skill_eval.engine.config import EngineConfig
     from pytest_skill_eval.evidence.records import PlannedGroup, ShardRecord
+    from pytest_skill_eval.host.install import HostInstallation
     from pytest_skill_eval.plugin.items import SkillEvalItem
     from pytest_skill_eval.plugin.jobs import LookAhead
     from pytest_skill_eval.sources.stored import StoredResult
@@ -65,6 +65,7 @@ class GroupRunner:
             from pytest_skill_eval.decision.stopping import StopMode, StopRule
             from pytest_skill_eval.engine.config import EngineConfig
             from pytest_skill_eval.host.driver import DEFAULT_STALL_SECONDS, Safeguards
+            from pytest_skill_eval.host.install import resolve_host
 
             opt = self.config.getoption
             explicit = opt("skill_eval_host") or self.config.getini("skill_eval_host") or None

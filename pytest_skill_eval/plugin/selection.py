@@ -6,6 +6,10 @@ definitions (``claims``) and which are never collected (``ignores``), where each
 stand (``position_base``), ``--skill-eval-group`` (``check_group_selector``, ``selected_refs``)
 and ``--skill-eval-shard`` (:func:`shard_option`, ``split_shard``, ``empty_shard``). Nothing
 here starts anything.
+
+The plugin's entry point loads this module on every pytest run, so what only an option needs
+is imported where that option is handled: the sharding rules (``--skill-eval-shard``), the
+group selector's refusal of a group file, and the evidence records and readers.
 """
 
 from __future__ import annotations
@@ -19,8 +23,6 @@ import pytest
 
 from pytest_skill_eval.definitions.loading import definition_kind
 from pytest_skill_eval.definitions.model import GroupRef, Suite
-from pytest_skill_eval.definitions.selection import group_selector_on_group
-from pytest_skill_eval.definitions.sharding import Shard, assign_shards, parse_shard
 from pytest_skill_eval.errors import DefinitionError, SelectionError
 from pytest_skill_eval.evidence import layout
 from pytest_skill_eval.plugin.declared import load_declared_suite, named_by, select_position
@@ -28,6 +30,7 @@ from pytest_skill_eval.plugin.settings import RunSettings
 from pytest_skill_eval.policy import FailOn
 
 if TYPE_CHECKING:
+    from pytest_skill_eval.definitions.sharding import Shard
     from pytest_skill_eval.evidence.records import ShardRecord
 
 __all__ = ["GroupSelection", "definitions_fingerprint", "shard_option"]
@@ -110,6 +113,8 @@ class GroupSelection:
             )
         path = self.declared[0]
         if definition_kind(path) == "group":
+            from pytest_skill_eval.definitions.selection import group_selector_on_group  # only here
+
             raise pytest.UsageError(str(group_selector_on_group(path)))
         try:
             suite = load_declared_suite(path, self.root)
@@ -129,7 +134,7 @@ class GroupSelection:
         their sharding key alone (:mod:`pytest_skill_eval.definitions.sharding`), so every
         process of every shard computes the same split. Items that are not groups stay.
         """
-        # the evidence records wait until a run needs them: the plugin's entry point loads this module
+        from pytest_skill_eval.definitions.sharding import assign_shards
         from pytest_skill_eval.evidence.records import ShardGroup, ShardRecord, ShardSettings
 
         assert self.shard is not None
@@ -155,7 +160,6 @@ class GroupSelection:
         """
         if self.shard is None or session.exitstatus != pytest.ExitCode.NO_TESTS_COLLECTED:
             return
-        # the evidence readers wait until a run needs them: the plugin's entry point loads this module
         from pytest_skill_eval.evidence.reader import read_optional
         from pytest_skill_eval.evidence.records import SelectionRecord
 
@@ -179,6 +183,8 @@ def shard_option(text: str | None, settings: RunSettings, *, rerun: bool) -> Sha
     """
     if text is None:
         return None
+    from pytest_skill_eval.definitions.sharding import parse_shard
+
     try:
         shard = parse_shard(text)
     except SelectionError as exc:

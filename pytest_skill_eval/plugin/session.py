@@ -44,7 +44,6 @@ from pytest_skill_eval.policy import (
 )
 from pytest_skill_eval.safe_text import neutralise
 from pytest_skill_eval.services.cancellation import is_cancellation
-from pytest_skill_eval.services.step_summary import write_step_summary
 
 if TYPE_CHECKING:
     from pytest_skill_eval.definitions.sharding import Shard
@@ -264,9 +263,11 @@ class SkillEvalSession(GroupSelection, GroupRunner, TerminalSummary):
         # every writer of this result is done (xdist tears its workers down first)
         layout.sweep_staging(self.result_dir)
         stopped = self.stopped or session.shouldfail or session.shouldstop or None
-        # lazy: the engine and the evidence records (which provenance reads) stay out of pytest's start-up
+        # lazy: the engine, the evidence records (which provenance reads) and the step summary stay
+        # out of every pytest run's start-up
         from pytest_skill_eval.engine.batch import write_batch_summary
         from pytest_skill_eval.plugin.provenance import build_provenance
+        from pytest_skill_eval.services.step_summary import write_step_summary
 
         record = write_batch_summary(self.result_dir, self.result_id, interrupted=self.cancelled,
                                      stopped=str(stopped) if stopped else None, trials=self.settings.count,
