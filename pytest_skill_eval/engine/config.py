@@ -26,9 +26,18 @@ Progress = Callable[[str], None]
 
 
 class ModelBackend(Protocol):
-    """Chooses the provider for a group and supplies its ``models.json`` entries."""
+    """Chooses the provider for a group and supplies its ``models.json`` entries; names the
+    script a scripted group runs from, which evidence stores and baseline reuse compares."""
 
     def providers_for(self, group: Group) -> tuple[str | None, str | None, dict[str, Any]]: ...
+
+    def script_path(self, group: Group) -> Path | None:
+        """The script file *group*'s model runs from; None when the backend runs no script for it."""
+        ...
+
+    def script_origin(self, path: Path) -> str:
+        """Where a script file :meth:`script_path` named came from, as evidence names it."""
+        ...
 
 
 @dataclass(slots=True)

@@ -11,6 +11,7 @@ from typing import cast
 
 from pytest_skill_eval.definitions.model import VARIANTS, Group, Suite, VariantName
 from pytest_skill_eval.engine.config import EngineConfig, GroupRunOutcome, VariantOutcome
+from pytest_skill_eval.engine.group_run import GroupRun, Shared
 from pytest_skill_eval.engine.reuse_hook import BaselineReuse, plan_reuse, with_reuse
 from pytest_skill_eval.engine.stop_hook import StopWatch, write_stopping
 from pytest_skill_eval.engine.variant import run_variant
@@ -25,28 +26,11 @@ from pytest_skill_eval.grading.results import GradeError, GroupGrade
 from pytest_skill_eval.redaction import Redactor, unsafe_reason
 from pytest_skill_eval.sources.isolation import (
     GroupSources,
-    RevisionCheck,
     auth_secrets,
     check_description_revision,
 )
 from pytest_skill_eval.sources.scratch import new_run_dir
 from pytest_skill_eval.usage import VariantUsage
-
-
-@dataclass(frozen=True, slots=True)
-class Shared:
-    """What both variants of a group start from: the fixture and bundle snapshots, the
-    description-only revision check, and the problem that makes both invalid, if any."""
-
-    fixture: Path
-    bundles: Path
-    error: str | None
-    revision: RevisionCheck | None
-    #: where the variants' skills and context come from
-    sources: GroupSources | None = None
-    #: what this group's evidence snapshots stored, shared by both variants (and their
-    #: reruns): an unchanged file is stored once and hard-linked from then on
-    snapshots: store.SnapshotCache = field(default_factory=store.SnapshotCache, compare=False)
 
 
 def run_group(group: Group, position: int, cfg: EngineConfig, *, suite: Suite | None = None) -> GroupRunOutcome:
@@ -68,37 +52,34 @@ def run_group(group: Group, position: int, cfg: EngineConfig, *, suite: Suite | 
     definition = records.DefinitionRecord(str(group.path), group.raw)
     store.write_record(group_dir / "definition.json", definition, redactor)
     suite_ref = records.SuiteRef(suite.id, str(suite.path)) if suite is not None else None
-    single = cfg.trials == 1
     scratch = new_run_dir()
     trials: list[_TrialRun] = []
     cancelled = False
     watch = StopWatch(cfg.stop, cfg.trials, cfg.selected)
-    reuse: BaselineReuse | None = None
     try:
         shared = prepare_shared(group, scratch, cfg, cfg.group_sources(group, position))
-        reuse = _reuse(group, shared, cfg, redactor, group_dir, scratch)
+        run = GroupRun(group, position, suite_ref, group_dir, scratch, shared, cfg, redactor)
+        run = dataclasses.replace(run, reuse=_reuse(run))
         for number in range(1, cfg.trials + 1):
             order = VARIANTS if number % 2 else VARIANTS[::-1]
-            trial_dir = group_dir if single else layout.trial_dir(group_dir, number)
-            trial_scratch = scratch if single else scratch / f"trial-{number}"
-            outcomes, cancelled = run_variants(group, trial_dir, trial_scratch, shared, cfg, redactor,
-                                               order=order, trial=number, reuse=reuse)
+            outcomes, cancelled = run_variants(run, number, order=order)
+            trial_dir = run.trial_dir(number)
             grade = _Publication(trial_dir, layout.GRADE_FILE, layout.GRADE_FALLBACK, "grade",
                                  redactor.record(grade_persisted(group, trial_dir))[0])
             grade.publish()
             trials.append(_TrialRun(Trial(number, cast(GroupGrade, grade.doc),
                                           {name: o.state for name, o in outcomes.items()}), outcomes, grade))
-            if not single:
-                shutil.rmtree(trial_scratch, ignore_errors=True)
+            if not run.single:
+                shutil.rmtree(run.trial_scratch(number), ignore_errors=True)
             # --skill-eval-stop looks after every trial of several (engine.stop_hook), never at a single run
-            if cancelled or (not single and watch.after_trial([t.trial for t in trials])):
+            if cancelled or (not run.single and watch.after_trial([t.trial for t in trials])):
                 break
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
     write_stopping(group_dir, watch, redactor)  # nothing for a single run or under ``off``
-    if reuse is not None:
-        reuse.write(group_dir, redactor)  # again: with the runs it copied
-    outcome = _publish(group, position, group_dir, cfg.trials, trials, shared, suite_ref, redactor, reuse)
+    if run.reuse is not None:
+        run.reuse.write(group_dir, redactor)  # again: with the runs it copied
+    outcome = _publish(run, trials)
     if cancelled:
         raise KeyboardInterrupt
     return outcome
@@ -113,8 +94,7 @@ class _TrialRun:
     grade: _Publication
 
 
-def _publish(group: Group, position: int, group_dir: Path, planned: int, trials: Sequence[_TrialRun], shared: Shared,
-             suite: records.SuiteRef | None, redactor: Redactor, reuse: BaselineReuse | None) -> GroupRunOutcome:
+def _publish(run: GroupRun, trials: Sequence[_TrialRun]) -> GroupRunOutcome:
     """The write boundary: the group's grade document and its ``group.json`` (in that order).
 
     A single run's grade document is its one trial's ``grade.json`` (already published) and
@@ -123,6 +103,7 @@ def _publish(group: Group, position: int, group_dir: Path, planned: int, trials:
     counts the trials. See :class:`_Publication` for the spec's fallbacks. The baseline's
     reason says what ``--skill-eval-reuse-baseline`` did (a single run's copied run says it itself).
     """
+    group, group_dir, planned, redactor, reuse = run.group, run.group_dir, run.cfg.trials, run.redactor, run.reuse
     if planned == 1:
         published = trials[0].grade
         variants = trials[0].outcomes
@@ -134,13 +115,13 @@ def _publish(group: Group, position: int, group_dir: Path, planned: int, trials:
     if reuse is not None and (planned != 1 or not reuse.reuses):
         variants = {**variants, "baseline": dataclasses.replace(variants["baseline"],
                                                                 reason=with_reuse(variants["baseline"].reason, reuse))}
-    state = group_state([v.state for v in variants.values()], fixture_failed=shared.error is not None)
+    state = group_state([v.state for v in variants.values()], fixture_failed=run.shared.error is not None)
     usage = _group_usage(group_dir)
-    revision = shared.revision
+    revision = run.shared.revision
 
     def record() -> records.GroupRecord:
         return records.GroupRecord(
-            id=group.id, position=position, path=str(group.path), suite=suite, type=group.type,
+            id=group.id, position=run.position, path=str(group.path), suite=run.suite, type=group.type,
             state=cast(records.GroupState, state), grade_state=published.doc.state,
             variants={cast(VariantName, name): records.VariantStateRecord(cast(records.RunState, v.state), v.reason)
                       for name, v in variants.items()},
@@ -152,7 +133,7 @@ def _publish(group: Group, position: int, group_dir: Path, planned: int, trials:
         )
 
     published.publish_record(record, redactor)
-    return GroupRunOutcome(group, position, state, group_dir, variants, published.doc)
+    return GroupRunOutcome(group, run.position, state, group_dir, variants, published.doc)
 
 
 def prepare_shared(group: Group, scratch: Path, cfg: EngineConfig, sources: GroupSources | None = None) -> Shared:
@@ -178,14 +159,14 @@ def prepare_shared(group: Group, scratch: Path, cfg: EngineConfig, sources: Grou
     return Shared(fixture, bundles, error, revision, sources)
 
 
-def run_variants(group: Group, group_dir: Path, scratch: Path, shared: Shared, cfg: EngineConfig,
-                 redactor: Redactor, *, order: Sequence[VariantName] = VARIANTS,
-                 trial: int = 1, reuse: BaselineReuse | None = None) -> tuple[dict[str, VariantOutcome], bool]:
-    """Each variant in *order*, persisted before the next starts; and whether one was cancelled."""
+def run_variants(run: GroupRun, trial: int, *,
+                 order: Sequence[VariantName] = VARIANTS) -> tuple[dict[str, VariantOutcome], bool]:
+    """Trial *trial*'s variants in *order*, each persisted before the next starts; and whether one was cancelled."""
+    group, cfg, shared, reuse = run.group, run.cfg, run.shared, run.reuse
     outcomes: dict[str, VariantOutcome] = {}
     cancelled = False
     for name in order:
-        run_dir = group_dir / name
+        run_dir = run.run_dir(trial, name)
         if name not in cfg.selected:
             outcomes[name] = persist_state(run_dir, group, name, "not-selected", "excluded by variant selection")
         elif cancelled:
@@ -196,53 +177,51 @@ def run_variants(group: Group, group_dir: Path, scratch: Path, shared: Shared, c
             outcomes[name] = reuse.copy_run(trial, run_dir, cfg)  # --skill-eval-reuse-baseline
         else:
             try:
-                outcomes[name] = _run_with_reruns(group, name, shared, scratch, group_dir, cfg, redactor, trial)
+                outcomes[name] = _run_with_reruns(run, name, trial)
             except KeyboardInterrupt:
                 # the run's observed evidence is already persisted; no queued subject starts
                 cancelled = True
                 if (run_dir / "run.json").exists():
-                    run = reader.read_record(records.RunRecord, run_dir / "run.json")
-                    outcomes[name] = VariantOutcome(name, run.state, run.reason, run_dir)
+                    record = reader.read_record(records.RunRecord, run_dir / "run.json")
+                    outcomes[name] = VariantOutcome(name, record.state, record.reason, run_dir)
                 else:
                     outcomes[name] = persist_state(run_dir, group, name, "cancelled", "cancelled while preparing")
     return {name: outcomes[name] for name in VARIANTS}, cancelled
 
 
-def _run_with_reruns(group: Group, name: VariantName, shared: Shared, scratch: Path, group_dir: Path,
-                     cfg: EngineConfig, redactor: Redactor, trial: int) -> VariantOutcome:
+def _run_with_reruns(run: GroupRun, name: VariantName, trial: int) -> VariantOutcome:
     """One variant, run again from scratch up to *cfg.rerun_infra* times while it ends
     ``infrastructure-failed``: each earlier attempt's evidence moves to
     ``<variant>-attempts/N/`` and the last attempt's ``run.json`` lists them. Never silent."""
-    run_dir = group_dir / name
+    cfg = run.cfg
+    trial_dir, run_dir = run.trial_dir(trial), run.run_dir(trial, name)
     attempts: list[records.AttemptRecord] = []
     for attempt in range(1, cfg.rerun_infra + 2):
-        outcome = run_variant(group, group.variant(name), shared.fixture, shared.bundles, scratch / name, run_dir, cfg,
-                              redactor, trial, sources=shared.sources, snapshots=shared.snapshots)
+        outcome = run_variant(run, name, trial)
         # nothing of a finished variant may be reachable while its counterpart (or next attempt) runs
-        shutil.rmtree(scratch / name, ignore_errors=True)
+        shutil.rmtree(run.base(trial, name), ignore_errors=True)
         if outcome.state != "infrastructure-failed" or attempt > cfg.rerun_infra:
             break
-        kept = layout.attempt_dir(group_dir, name, attempt)
+        kept = layout.attempt_dir(trial_dir, name, attempt)
         kept.parent.mkdir(parents=True, exist_ok=True)
         run_dir.replace(kept)
         attempts.append(records.AttemptRecord(attempt, "infrastructure-failed", outcome.reason,
-                                              kept.relative_to(group_dir).as_posix()))
-        cfg.progress(f"{group.id} [{name}] infrastructure-failed ({outcome.reason}); "
+                                              kept.relative_to(trial_dir).as_posix()))
+        cfg.progress(f"{run.group.id} [{name}] infrastructure-failed ({outcome.reason}); "
                      f"running it again, attempt {attempt + 1} of {cfg.rerun_infra + 1}")
     if attempts:
         final = reader.read_record(records.RunRecord, run_dir / "run.json")
-        store.write_record(run_dir / "run.json", dataclasses.replace(final, attempts=tuple(attempts)), redactor)
+        store.write_record(run_dir / "run.json", dataclasses.replace(final, attempts=tuple(attempts)), run.redactor)
     return outcome
 
 
-def _reuse(group: Group, shared: Shared, cfg: EngineConfig, redactor: Redactor, group_dir: Path,
-           scratch: Path) -> BaselineReuse | None:
+def _reuse(run: GroupRun) -> BaselineReuse | None:
     """The group's baseline reuse plan (``engine.reuse_hook``), its ``reuse.json`` written; None without the option."""
-    if shared.error is not None:
+    if run.shared.error is not None:
         return None
-    reuse = plan_reuse(group, cfg, shared.fixture, shared.bundles, shared.sources, redactor, scratch / "reuse")
+    reuse = plan_reuse(run)
     if reuse is not None:
-        reuse.write(group_dir, redactor)
+        reuse.write(run.group_dir, run.redactor)
     return reuse
 
 

@@ -24,7 +24,7 @@ import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pytest_skill_eval import __version__
 from pytest_skill_eval.definitions.model import Group
@@ -38,6 +38,9 @@ from pytest_skill_eval.evidence.reuse_records import REUSE_FILE, reuse_text
 from pytest_skill_eval.redaction import Redactor
 from pytest_skill_eval.reuse import BaselineInputs, first_difference
 from pytest_skill_eval.sources.isolation import GroupSources, materialise_resources
+
+if TYPE_CHECKING:
+    from pytest_skill_eval.engine.group_run import GroupRun
 
 __all__ = ["BaselineReuse", "plan_reuse", "with_reuse"]
 
@@ -118,9 +121,8 @@ def _current(group: Group, cfg: EngineConfig, fixture: Path, bundles: Path, sour
         files.update({f"extensions/{k.split('/', 1)[1]}": v
                       for k, v in _tree(bundles.parent, bundles.name, redactor).items()})
     script = None
-    script_path = getattr(cfg.models, "script_path", None)
-    path = script_path(group) if callable(script_path) else None
-    if isinstance(path, Path):
+    path = cfg.models.script_path(group)
+    if path is not None:
         data = path.read_bytes()
         script = hashlib.sha256(redactor.data(data)[0] if redactor.active else data).hexdigest()
     host = cfg.host().version
@@ -173,16 +175,17 @@ def with_reuse(reason: str | None, reuse: BaselineReuse) -> str:
     return f"{reason}; {text}" if reason else text
 
 
-def plan_reuse(group: Group, cfg: EngineConfig, fixture: Path, bundles: Path, sources: GroupSources | None,
-               redactor: Redactor, staging: Path) -> BaselineReuse | None:
-    """The group's reuse plan (None when no ``--skill-eval-reuse-baseline`` was given or the baseline is not selected)."""
+def plan_reuse(run: GroupRun) -> BaselineReuse | None:
+    """The group's reuse plan (None when no ``--skill-eval-reuse-baseline`` was given or the baseline is not
+    selected), its runs staged under the group's scratch directory."""
+    group, cfg, shared, redactor = run.group, run.cfg, run.shared, run.redactor
     source = cfg.reuse_baseline
     if source is None or "baseline" not in cfg.selected:
         return None
     plan = BaselineReuse(source, source.name)
     try:
         stored, plan.group_dir, runs = _stored(source, group, cfg.trials)
-        current = _current(group, cfg, fixture, bundles, sources, redactor, cfg.seed)
+        current = _current(group, cfg, shared.fixture, shared.bundles, shared.sources, redactor, cfg.seed)
     except (SkillEvalError, DefinitionError, EvidenceError, ScriptError, SourceError, OSError) as exc:
         plan.reason = f"baseline not reused: {exc}"
     else:
@@ -192,7 +195,7 @@ def plan_reuse(group: Group, cfg: EngineConfig, fixture: Path, bundles: Path, so
         else:
             plan.runs, plan.files = runs, current.files
             try:
-                plan.stage(staging)
+                plan.stage(run.scratch / "reuse")
             except (SkillEvalError, OSError) as exc:
                 plan.reason, plan.runs, plan.staged = f"baseline not reused: {exc}", {}, {}
     if plan.reason is not None:

@@ -27,6 +27,7 @@ from pytest_skill_eval.definitions.model import Group, Variant, VariantName
 from pytest_skill_eval.engine import confine
 from pytest_skill_eval.engine.config import GUARD_PREFIX, EngineConfig, VariantOutcome
 from pytest_skill_eval.engine.events import EventsFile
+from pytest_skill_eval.engine.group_run import GroupRun
 from pytest_skill_eval.engine.variant_evidence import VariantEvidence
 from pytest_skill_eval.errors import (
     HostError,
@@ -56,7 +57,6 @@ from pytest_skill_eval.host.protocol import (
     registered_skills,
     usage_totals,
 )
-from pytest_skill_eval.redaction import Redactor
 from pytest_skill_eval.scripted.handler import ARM_HEADER
 from pytest_skill_eval.scripted.server import PROVIDER as SCRIPTED
 from pytest_skill_eval.sources.isolation import (
@@ -125,35 +125,33 @@ class Driven:
     started: float
 
 
-def run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, base: Path, run_dir: Path,
-                cfg: EngineConfig, redactor: Redactor, trial: int = 1, *,
-                sources: GroupSources | None = None,
-                snapshots: store.SnapshotCache | None = None) -> VariantOutcome:
-    """Run one variant through its steps; its evidence is on disk when this returns or raises.
+def run_variant(run: GroupRun, name: VariantName, trial: int) -> VariantOutcome:
+    """Run variant *name* of trial *trial* through its steps; its evidence is on disk when this
+    returns or raises.
 
     What the variant gets (its initial workspace, skills, context, bundles and script) is
     stored in the result's object store as it gets it, before pi starts.
     """
-    name = variant.name
+    group, cfg, shared = run.group, run.cfg, run.shared
+    variant, run_dir, base = group.variant(name), run.run_dir(trial, name), run.base(trial, name)
     cfg.progress(f"{group.id} [{name}] preparing")
-    evidence = VariantEvidence(run_dir, redactor, result_dir=cfg.result_dir,
-                               snapshots=snapshots if snapshots is not None else store.SnapshotCache())
+    evidence = VariantEvidence(run_dir, run.redactor, result_dir=cfg.result_dir, snapshots=shared.snapshots)
     workspace = base / "workspace"
-    shutil.copytree(fixture, workspace)
+    shutil.copytree(shared.fixture, workspace)
     evidence.store_snapshot_inputs("workspace-initial", "workspace", evidence.snapshot(workspace, "workspace-initial"))
     start = RunRecord(variant=name, group=group.id, state="invalid", reason=None, runtime=runtime_echo(group))
-    prepared = prepare(group, variant, base, cfg, start, sources)
+    prepared = prepare(group, variant, base, cfg, start, shared.sources)
     evidence.store_inputs(base, "resources")
     if isinstance(prepared, RunRecord):
         return evidence.finish(prepared)
     _store_script(group, cfg, evidence)
-    planned = plan_launch(group, variant, prepared, bundles, base, cfg, trial)
+    planned = plan_launch(group, variant, prepared, shared.bundles, base, cfg, trial)
     evidence.store_inputs(base, "extensions")
     if isinstance(planned, RunRecord):
         return evidence.finish(planned)
     if cfg.cancel is not None and cfg.cancel.is_set():
         raise KeyboardInterrupt  # cancelled while preparing: the subject does not start
-    events = EventsFile(base, run_dir, redactor)
+    events = EventsFile(base, run_dir, run.redactor)
     try:
         driven = drive(group, name, planned, cfg, evidence, sink=events)
         outcome = evidence.finish(persist(group, planned, driven, evidence, events))
@@ -166,14 +164,11 @@ def run_variant(group: Group, variant: Variant, fixture: Path, bundles: Path, ba
 
 def _store_script(group: Group, cfg: EngineConfig, evidence: VariantEvidence) -> None:
     """The scripted stand-in's script of a scripted group, into the object store."""
-    # a model backend other than the router (a test's fake) has no script to store
-    script_path = getattr(cfg.models, "script_path", None)
-    script_origin = getattr(cfg.models, "script_origin", None)
-    if script_path is None or script_origin is None or group.model is None:
+    if group.model is None:
         return
-    path = script_path(group)
-    if isinstance(path, Path):
-        evidence.store_script(group.model.model, path, str(script_origin(path)))
+    path = cfg.models.script_path(group)  # None: the backend runs no script for this group
+    if path is not None:
+        evidence.store_script(group.model.model, path, cfg.models.script_origin(path))
 
 
 def prepare(group: Group, variant: Variant, base: Path, cfg: EngineConfig, start: RunRecord,

@@ -5,6 +5,10 @@ things. Nothing here runs until the first group item does, so collection and
 ``--collect-only`` never start a host or a model server. ``--skill-eval-jobs`` above 1
 queues the group items to the lanes of :mod:`pytest_skill_eval.plugin.jobs`, in
 :func:`start_order`.
+
+Lazy on purpose (the plugin's entry point loads this module on every pytest run): the engine,
+the driver (psutil and the launch layer), the host installer, the stopping rule (statistics),
+the lanes (concurrent.futures) and the evidence records are imported where a group first needs them.
 """
 
 from __future__ import annotations
@@ -17,7 +21,10 @@ from typing import TYPE_CHECKING, Any, cast
 import pytest
 
 from pytest_skill_eval.definitions.model import Group, Suite
+from pytest_skill_eval.errors import EvidenceError, HostError
 from pytest_skill_eval.evidence import layout, store
+from pytest_skill_eval.evidence.locate import resolve_result
+from pytest_skill_eval.host.models import ModelRouter
 from pytest_skill_eval.plugin.progress import LiveProgress
 from pytest_skill_eval.plugin.settings import RunSettings, confinement_settings
 from pytest_skill_eval.policy import FailOn, Judgement
@@ -48,17 +55,17 @@ class GroupRunner:
     family: int
     shard_record: ShardRecord | None
     _engine_config: EngineConfig | None
-    _router: Any
+    _router: ModelRouter | None
     _lookahead: LookAhead | None
     _selection_written: bool
 
     def engine_config(self) -> EngineConfig:
         """Built on first use, so collection and --collect-only never start anything."""
         if self._engine_config is None:
+            from pytest_skill_eval.decision.stopping import StopMode, StopRule
             from pytest_skill_eval.engine.config import EngineConfig
             from pytest_skill_eval.host.driver import DEFAULT_STALL_SECONDS, Safeguards
             from pytest_skill_eval.host.install import resolve_host
-            from pytest_skill_eval.host.models import ModelRouter
 
             opt = self.config.getoption
             explicit = opt("skill_eval_host") or self.config.getini("skill_eval_host") or None
@@ -78,8 +85,6 @@ class GroupRunner:
                                        scripts=self.rerun.script if self.rerun is not None else None,
                                        origins=self.rerun.script_origin if self.rerun is not None else None)
             layout.ensure_runs_dir(self.root)
-            from pytest_skill_eval.decision.stopping import StopMode, StopRule
-
             self._engine_config = EngineConfig(
                 root=self.root,
                 result_dir=self.result_dir,
@@ -108,9 +113,6 @@ class GroupRunner:
         target = self.config.getoption("skill_eval_reuse_baseline")
         if not target:
             return None
-        from pytest_skill_eval.errors import EvidenceError
-        from pytest_skill_eval.evidence.locate import resolve_result
-
         try:
             return resolve_result(str(target), self.root)
         except EvidenceError as exc:
@@ -145,7 +147,6 @@ class GroupRunner:
     def _start_lookahead(self, first: SkillEvalItem) -> None:
         """Queue *first* and every group item after it to the lanes (see :func:`start_order`)."""
         from pytest_skill_eval.engine.group import run_group
-        from pytest_skill_eval.errors import HostError
         from pytest_skill_eval.plugin.jobs import Job, LookAhead
 
         self.progress.start()

@@ -1,4 +1,10 @@
-"""The per-process skill-eval session: declared paths, selection, one result id, reporting.
+"""The per-process skill-eval session: its state, and the hooks that keep it (one result id, reports, session end).
+
+Four parts make the session: this module (the pytest session state: options read once,
+reports, the session's end), :mod:`~pytest_skill_eval.plugin.selection` (declared paths,
+positions, ``--skill-eval-group``, ``--skill-eval-shard``), :mod:`~pytest_skill_eval.plugin.runner`
+(the engine configuration, one group or ``--skill-eval-jobs`` lanes) and
+:mod:`~pytest_skill_eval.plugin.summary` (the terminal summary).
 
 Registered as a plugin only when a run declares skill-eval paths, so a plain pytest run
 pays nothing. Nothing here starts a host or a model server until the first group runs,
@@ -11,20 +17,22 @@ writes the JUnit entries and writes the batch summary ``result.json``.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
-from pytest_skill_eval.definitions.loading import definition_kind
-from pytest_skill_eval.definitions.model import GroupRef, Suite
-from pytest_skill_eval.errors import DefinitionError, EvidenceError
+from pytest_skill_eval.definitions.plan import plan_line
+from pytest_skill_eval.errors import EvidenceError
 from pytest_skill_eval.evidence import layout
-from pytest_skill_eval.plugin.declared import load_declared_suite, named_by, resolve_declared, select_position
+from pytest_skill_eval.evidence.locate import resolve_result
+from pytest_skill_eval.plugin.declared import resolve_declared
 from pytest_skill_eval.plugin.progress import LiveProgress
 from pytest_skill_eval.plugin.report import write_html_report
 from pytest_skill_eval.plugin.runner import GroupRunner
+from pytest_skill_eval.plugin.selection import GroupSelection, shard_option
 from pytest_skill_eval.plugin.settings import RunSettings, confinement_settings, run_settings
 from pytest_skill_eval.plugin.summary import TerminalSummary
 from pytest_skill_eval.policy import (
@@ -42,6 +50,7 @@ if TYPE_CHECKING:
     from pytest_skill_eval.engine.config import EngineConfig
     from pytest_skill_eval.evidence.decision_records import DecisionRecord
     from pytest_skill_eval.evidence.records import PlannedGroup, ShardRecord
+    from pytest_skill_eval.host.models import ModelRouter
     from pytest_skill_eval.plugin.jobs import LookAhead
     from pytest_skill_eval.sources.stored import StoredResult
 
@@ -66,7 +75,7 @@ class Reported:
     identical: str | None = None
 
 
-class SkillEvalSession(GroupRunner, TerminalSummary):
+class SkillEvalSession(GroupSelection, GroupRunner, TerminalSummary):
     """State of one pytest process: what is declared and selected, and what was reported."""
 
     def __init__(self, config: pytest.Config, root: Path, declared: list[Path], *, result_id: str,
@@ -95,7 +104,7 @@ class SkillEvalSession(GroupRunner, TerminalSummary):
         self._next_base = 0
         self._selected_position: int | None = None
         self._engine_config: EngineConfig | None = None
-        self._router: Any = None
+        self._router: ModelRouter | None = None
         #: ``--skill-eval-jobs`` above 1: the lanes, started when the first group item runs
         self._lookahead: LookAhead | None = None
         self.reported: dict[str, Reported] = {}
@@ -144,130 +153,17 @@ class SkillEvalSession(GroupRunner, TerminalSummary):
         confinement_settings(config)  # a bad value is a usage error before anything runs
         reuse = config.getoption("skill_eval_reuse_baseline")
         if reuse:  # a result that is not there is a usage error before anything runs
-            from pytest_skill_eval.errors import EvidenceError
-            from pytest_skill_eval.evidence.locate import resolve_result
-
             try:
                 resolve_result(str(reuse), root)
             except EvidenceError as exc:
                 raise pytest.UsageError(f"--skill-eval-reuse-baseline: {exc}") from None
-        shard = None
-        if shard_text is not None:
-            from pytest_skill_eval.definitions.sharding import parse_shard
-            from pytest_skill_eval.errors import SelectionError
-
-            try:
-                shard = parse_shard(shard_text)
-            except SelectionError as exc:
-                raise pytest.UsageError(str(exc)) from None
-            if settings.count > 1 and not settings.seed_given and rerun is None:
-                raise pytest.UsageError(
-                    f"--skill-eval-shard with --skill-eval-trials {settings.count} needs --skill-eval-seed: each shard "
-                    "would draw its own seed, and skill-eval merge refuses shards whose seeds differ; give every shard "
-                    "the same seed (e.g. --skill-eval-seed $GITHUB_RUN_ID)")
+        shard = shard_option(shard_text, settings, rerun=rerun is not None)
         session = cls(config, root, declared, result_id=result_id or layout.new_result_id(),
                       is_worker=workerinput is not None, fail_on=fail_on,
                       group_selector=group_selector, variant=variant, settings=settings, shard=shard,
                       rerun=rerun)
         session.check_group_selector()
         return session
-
-    # -- arguments and collection ------------------------------------------------
-    def narrow_args(self, args: list[str], args_source: pytest.Config.ArgsSource, *, from_option: bool) -> list[str]:
-        """The pytest arguments for this run.
-
-        ``pytest --skill-eval suite.json`` means "run this suite", not "and every test
-        too": without positional arguments the declared paths replace ``testpaths`` and
-        the invocation directory. With positional arguments, declared paths are added
-        unless an argument already names that file (``suite.json::group`` selects one
-        group); ``skill_eval_paths`` from the ini file are then only used to recognise
-        definition files, as ``testpaths`` is ignored when arguments are given.
-        """
-        if args_source != pytest.Config.ArgsSource.ARGS:
-            if from_option:
-                self.only_declared = True
-                return [str(p) for p in self.declared]
-            return [*args, *(str(p) for p in self.declared if not named_by(p, args, self.root))]
-        if not from_option:
-            return args
-        return [*args, *(str(p) for p in self.declared if not named_by(p, args, self.root))]
-
-    def claims(self, path: Path) -> bool:
-        """Declared files, and suite files inside declared directories, are ours; nothing else."""
-        path = path.resolve()
-        if path in self.declared:
-            return True
-        return path.suffix == ".json" and any(
-            declared.is_dir() and path.is_relative_to(declared) for declared in self.declared
-        ) and definition_kind(path) == "suite"
-
-    def ignores(self, path: Path) -> bool:
-        """Never collect from the evidence tree; with only declared paths, collect nothing else."""
-        resolved = path.resolve()
-        runs = self.root / layout.RUNS_DIR
-        if resolved == runs or resolved.is_relative_to(runs):
-            return True
-        return self.only_declared and resolved.is_file() and not self.claims(resolved)
-
-    def position_base(self, path: Path, count: int) -> int:
-        """Group positions continue across definition files in collection order (same on every worker)."""
-        key = path.resolve()
-        if key not in self._bases:
-            self._bases[key] = self._next_base
-            self._next_base += count
-        return self._bases[key]
-
-    def check_group_selector(self) -> None:
-        """``--skill-eval-group`` needs exactly one declared suite and must name one of its groups."""
-        sel = self.group_selector
-        if sel is None:
-            return
-        if len(self.declared) != 1 or self.declared[0].is_dir():
-            what = ", ".join(str(p) for p in self.declared)
-            raise pytest.UsageError(
-                f"--skill-eval-group selects a group of one suite, but the run declares {what}: "
-                "declare one suite file, or select across suites with -k <group-id>"
-            )
-        path = self.declared[0]
-        if definition_kind(path) == "group":
-            from pytest_skill_eval.definitions.selection import group_selector_on_group
-
-            raise pytest.UsageError(str(group_selector_on_group(path)))
-        try:
-            suite = load_declared_suite(path, self.root)
-        except DefinitionError:
-            return  # collection reports the broken suite with every problem in it
-        self._selected_position = select_position(suite, sel, self.root)
-
-    def selected_refs(self, suite: Suite) -> tuple[GroupRef, ...]:
-        if self._selected_position is None:
-            return suite.groups
-        return (suite.groups[self._selected_position - 1],)
-
-    def split_shard(self, items: list[pytest.Item]) -> tuple[list[pytest.Item], list[pytest.Item]]:
-        """``(kept, deselected)``: this shard's groups, and the groups of the other shards.
-
-        The split is over the groups still selected (after -k, -m, node ids, --lf), by
-        their sharding key alone (:mod:`pytest_skill_eval.definitions.sharding`), so every
-        process of every shard computes the same split. Items that are not groups stay.
-        """
-        from pytest_skill_eval.definitions.sharding import assign_shards
-        from pytest_skill_eval.evidence.records import ShardGroup, ShardRecord, ShardSettings
-
-        assert self.shard is not None
-        keyed = [(item, key) for item in items if callable(k := getattr(item, "shard_key", None)) and (key := k())]
-        assignment = assign_shards([key for _, key in keyed], self.shard.count)
-        ordered = sorted(keyed, key=lambda pair: (int(getattr(pair[0], "position", 0)), pair[1]))
-        groups = tuple(ShardGroup(key, int(getattr(item, "position", 0)), assignment[key]) for item, key in ordered)
-        settings = self.settings
-        self.shard_record = ShardRecord(
-            self.shard.index, self.shard.count, groups, definitions_fingerprint(item for item, _ in ordered),
-            ShardSettings(self.fail_on, settings.count,
-                          settings.seed if settings.count > 1 or settings.seed_given else None,
-                          settings.pass_rate, settings.alpha),
-        )
-        theirs = {id(item) for item, key in keyed if assignment[key] != self.shard.index}
-        return [i for i in items if id(i) not in theirs], [i for i in items if id(i) in theirs]
 
     # -- hooks -----------------------------------------------------------------
     def pytest_collection_finish(self, session: pytest.Session) -> None:
@@ -300,8 +196,6 @@ class SkillEvalSession(GroupRunner, TerminalSummary):
 
     def plan_total(self, items: list[pytest.Item]) -> str:
         """``2 groups × 2 variants × 20 trials = 80 pi runs; models: …`` (nothing is started)."""
-        from pytest_skill_eval.definitions.plan import plan_line
-
         groups = [group for item in items if (group := getattr(item, "group", None)) is not None]
         return plan_line(groups, len(self.selected), self.settings.count)
 
@@ -322,7 +216,7 @@ class SkillEvalSession(GroupRunner, TerminalSummary):
         if FAMILY_PROPERTY in props:  # the xdist controller collects nothing: the workers say it
             self.family = int(props[FAMILY_PROPERTY])
         if "skill_eval.evidence" in props:
-            from pytest_skill_eval.engine.verdict import identical_inputs_advice
+            from pytest_skill_eval.engine.verdict import identical_inputs_advice  # lazy: the engine (start-up)
 
             try:
                 verdict = self.judge(Path(props["skill_eval.evidence"]))
@@ -369,8 +263,8 @@ class SkillEvalSession(GroupRunner, TerminalSummary):
         # every writer of this result is done (xdist tears its workers down first)
         layout.sweep_staging(self.result_dir)
         stopped = self.stopped or session.shouldfail or session.shouldstop or None
-        import os
-
+        # lazy: the engine, the evidence records (which provenance reads) and the step summary stay
+        # out of every pytest run's start-up
         from pytest_skill_eval.engine.batch import write_batch_summary
         from pytest_skill_eval.plugin.provenance import build_provenance
         from pytest_skill_eval.services.step_summary import write_step_summary
@@ -380,7 +274,7 @@ class SkillEvalSession(GroupRunner, TerminalSummary):
                                      seed=self.settings.seed if self.settings.count > 1 or self.settings.seed_given else None,
                                      shard=self.shard, provenance=build_provenance(self, os.environ),
                                      rules=self.settings.rules, aa=self.settings.aa)
-        self._empty_shard(session)
+        self.empty_shard(session)
         self.gate(session, record.decision)
         write_html_report(self)
         rows = sorted(((r.nodeid, r.outcome, r.verdict) for r in self.reported.values()),
@@ -412,58 +306,6 @@ class SkillEvalSession(GroupRunner, TerminalSummary):
         if self.gate_lines and session.exitstatus == pytest.ExitCode.OK:
             session.exitstatus = pytest.ExitCode.TESTS_FAILED
 
-    def _empty_shard(self, session: pytest.Session) -> None:
-        """A shard that got no group is not an error: say so, and exit 0 (not pytest's 5).
-
-        Only when other shards got groups; when -k/-m selected nothing at all, pytest's
-        "no tests ran" (exit 5) stands, as it does without sharding.
-        """
-        if self.shard is None or session.exitstatus != pytest.ExitCode.NO_TESTS_COLLECTED:
-            return
-        from pytest_skill_eval.evidence.reader import read_optional
-        from pytest_skill_eval.evidence.records import SelectionRecord
-
-        selection = read_optional(SelectionRecord, self.result_dir / layout.SELECTION_FILE)
-        split = selection.shard if selection is not None else None
-        if split is None or not split.groups:
-            return
-        session.exitstatus = pytest.ExitCode.OK
-        reporter = self.config.pluginmanager.get_plugin("terminalreporter")
-        if reporter is not None:
-            reporter.write_line(
-                f"skill-eval: shard {self.shard} has no groups: the {len(split.groups)} selected group(s) went to "
-                f"the other shards; this is not an error (exit 0), and result {self.result_id} records the shard "
-                "for skill-eval merge", yellow=True)
-
-
-def definitions_fingerprint(items: Any) -> str:
-    """``sha256:<hex>`` of the definitions the *items* were collected from (suite and group files).
-
-    Each file counts as its parsed JSON with sorted keys, so a checkout's line endings do not
-    matter; a file that does not parse counts as its bytes, one that cannot be read as nothing.
-    """
-    import hashlib
-    import json
-
-    digest = hashlib.sha256()
-    files: set[Path] = set()
-    for item in items:
-        files.add(Path(item.path))
-        group = getattr(item, "group", None)
-        if group is not None:
-            files.add(Path(group.path))
-    for path in sorted(files):
-        try:
-            data = path.read_bytes()
-        except OSError:
-            data = b""
-        try:
-            data = json.dumps(json.loads(data), sort_keys=True, ensure_ascii=False).encode()
-        except (ValueError, UnicodeDecodeError):
-            pass
-        digest.update(hashlib.sha256(data).digest())
-    return f"sha256:{digest.hexdigest()}"
-
 
 def _stored_result(config: pytest.Config, option_paths: list[Path], group_selector: str | None) -> StoredResult | None:
     """The stored result ``--skill-eval-rerun`` names (``skill-eval rerun``), checked; None without it."""
@@ -475,7 +317,7 @@ def _stored_result(config: pytest.Config, option_paths: list[Path], group_select
     if group_selector is not None:
         raise pytest.UsageError("--skill-eval-rerun: select groups of the stored result with -k <group-id>, "
                                 "not --skill-eval-group")
-    from pytest_skill_eval.sources.stored import StoredResult
+    from pytest_skill_eval.sources.stored import StoredResult  # lazy: it loads the evidence readers (start-up)
 
     try:
         stored = StoredResult(Path(given).resolve())
