@@ -11,8 +11,10 @@
             directory M times with consistent ``group.json``/``grade.json`` ids and
             positions and writes ``selection.json``/``result.json`` for the batch.
 
-Each measure is repeated; wall and CPU (user+sys of the child) are reported as best and
-median. Best of N is the figure to compare on a shared machine: load from elsewhere only
+The measured package is byte-compiled first, as ``run.py`` does (an editable install or a
+snapshot has no bytecode, and with ``PYTHONDONTWRITEBYTECODE`` set every timed process would
+compile it from source). Each measure is repeated; wall and CPU (user+sys of the child) are
+reported as best and median, with the 1-minute load average after each repeat. Best of N is the figure to compare on a shared machine: load from elsewhere only
 ever adds time. Nothing is asserted. Output: a table on stdout and, with ``--output``, JSON.
 """
 
@@ -81,7 +83,8 @@ def measure_collect(work: Path, groups: int, repeats: int) -> dict[str, Any]:
             raise bench.BenchError(f"collect-only did not collect {groups} items:\n{proc.stdout[-2000:]}")
         walls.append(wall)
         cpus.append(cpu)
-        print(f"fixed: collect {r + 1}/{repeats}: {wall:.3f} s wall, {cpu:.3f} s CPU", file=sys.stderr)
+        print(f"fixed: collect {r + 1}/{repeats}: {wall:.3f} s wall, {cpu:.3f} s CPU, load {os.getloadavg()[0]:.1f}",
+              file=sys.stderr)
     return {"groups": groups, **summary(walls, cpus)}
 
 
@@ -106,7 +109,8 @@ def measure_view(root: Path, result_id: str, groups: int, repeats: int) -> dict[
         size = len(proc.stdout.encode())
         walls.append(wall)
         cpus.append(cpu)
-        print(f"fixed: view {r + 1}/{repeats}: {wall:.3f} s wall, {cpu:.3f} s CPU", file=sys.stderr)
+        print(f"fixed: view {r + 1}/{repeats}: {wall:.3f} s wall, {cpu:.3f} s CPU, load {os.getloadavg()[0]:.1f}",
+              file=sys.stderr)
     return {"groups": groups, "output_bytes": size, **summary(walls, cpus)}
 
 
@@ -126,7 +130,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     import pytest_skill_eval  # the package that is measured (a snapshot first on PYTHONPATH wins)
 
     report: dict[str, Any] = {"package": bench.package_provenance(Path(pytest_skill_eval.__file__).parent),
-                              "loadavg_start": os.getloadavg(), "repeats": args.repeats}
+                              "loadavg_start": os.getloadavg(), "repeats": args.repeats,
+                              # as run.py: no measured process compiles the package from source
+                              "bytecode": bench.byte_compile()}
     try:
         if args.only in (None, "collect"):
             report["collect"] = measure_collect(work, args.collect_groups, args.repeats)

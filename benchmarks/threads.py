@@ -97,12 +97,16 @@ def measure(root: Path, profile: bool) -> tuple[dict[str, float], float, float, 
     return dict(cpu), process, reaped, dict(profiles)
 
 
-def report(profiles: dict[str, list[cProfile.Profile]], lines: int = 40) -> str:
+def report(profiles: dict[str, list[cProfile.Profile]], lines: int = 40, dump: Path | None = None) -> str:
+    """The text of every thread's profile; with *dump*, each thread's merged statistics also in
+    ``<dump>.<thread>.prof`` (for ``pstats``: callers, callees)."""
     out = io.StringIO()
     for kind, found in sorted(profiles.items()):
         stats = pstats.Stats(found[0], stream=out)
         for more in found[1:]:
             stats.add(more)
+        if dump is not None:
+            stats.dump_stats(f"{dump}.{re.sub(r'[^A-Za-z0-9_-]+', '-', kind).strip('-')}.prof")
         out.write(f"\n===================== {kind} (CPU time)\n")
         stats.sort_stats("tottime").print_stats(lines)
         stats.sort_stats("cumulative").print_stats(lines)
@@ -121,7 +125,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     for kind, seconds in sorted(cpu.items(), key=lambda item: -item[1]):
         print(f"  {kind:40s} {seconds:.3f} s")
     if args.profile is not None:
-        args.profile.write_text(report(profiles), encoding="utf-8")
+        args.profile.write_text(report(profiles, dump=args.profile), encoding="utf-8")
         print(f"profiles: {args.profile}")
     return 0
 

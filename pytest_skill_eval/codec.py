@@ -9,10 +9,10 @@ What is stored follows from ``dataclasses.fields``:
 
 * the key order is the field order, or the record's declared :class:`Layout` ``order`` (which
   may also name a property: written, never read back, such as ``VariantUsage.total``);
-* a record whose layout is an ``array`` is stored as the array of its fields' values, in field
-  order (a :class:`~pytest_skill_eval.stats.Interval` is ``[low, high]``);
 * values convert by what they are: a nested record becomes its object, a tuple an array, a
   mapping an object (keys kept in order), anything else (raw JSON) is stored as it is;
+* a record whose layout is an ``array`` is stored as the array of its fields' values, in field
+  order (a :class:`~pytest_skill_eval.stats.Interval` is ``[low, high]``);
 * reading converts by the field's type: ``tuple[X, ...]``, ``Mapping[K, X]``, nested records,
   ``Literal`` choices, ``X | None``; a value of the wrong type is a located error
   (``expectations/0/id: expected a string, found null``) of the layout's ``error`` class;
@@ -32,13 +32,13 @@ the located errors of the grade family and a second line behind the schemas.
 from __future__ import annotations
 
 import dataclasses
-import types
 import typing
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal, Protocol, Self, TypeVar, Union, get_args, get_origin
+from typing import Any, ClassVar, Protocol, Self, TypeVar, get_args, get_origin
 
-from pytest_skill_eval.errors import EvidenceError, show
+from pytest_skill_eval.errors import EvidenceError
+from pytest_skill_eval.typehints import SCALARS, found, is_scalar, is_union, literal_choices, nullable
 
 __all__ = ["META", "Encodable", "Layout", "Stored", "found", "from_json", "if_empty", "if_none", "meta", "stored_keys", "to_json"]
 
@@ -152,6 +152,7 @@ class _Plan:
     fields: tuple[_Slot, ...]  # field order (reading)
     layout: Layout
     whole: _Slot | None
+    reads: dict[bool, tuple[tuple[_Slot, Any], ...]]  # per strictness: each field with its reader
 
 
 _NO_SPEC = Spec()
@@ -180,7 +181,7 @@ def _make_plan(kind: type) -> _Plan:
             raise TypeError(f"{kind.__name__}: STORED order leaves out {', '.join(missing)}")
         in_order = [entries.get(name) or _Slot(name, name, _NO_SPEC, Any, False) for name in layout.order]
     whole = next((e for e in entries.values() if e.spec.whole), None)
-    return _Plan(tuple(in_order), tuple(entries.values()), layout, whole)
+    return _Plan(tuple(in_order), tuple(entries.values()), layout, whole, {})
 
 
 def stored_keys(kind: type, within: str | None = None) -> tuple[str, ...]:
@@ -262,25 +263,24 @@ def _write(value: Any) -> Any:
 
 
 class _BadValueError(Exception):
-    def __init__(self, path: list[str], message: str) -> None:
+    def __init__(self, at: _At, message: str) -> None:
         super().__init__(message)
-        self.path = path
+        self.path = _keys(at)
         self.message = message
 
 
-_MISSING: Any = object()
-_JSON_TYPES = ((bool, "boolean"), (str, "string"), (int, "number"), (float, "number"), (list, "array"),
-               (dict, "object"))
+# Where a value is in the document: None (the top) or (where its parent is, its key or index),
+# spelled out as keys only when an error names it; building it costs one tuple per value.
+_At = tuple[Any, str | int] | None
 
 
-def found(value: Any) -> str:
-    """What a stored field holds, for messages: ``nothing``, ``null``, ``number 3``…"""
-    if value is _MISSING:
-        return "nothing"
-    if value is None:
-        return "null"
-    name = next((n for t, n in _JSON_TYPES if isinstance(value, t)), type(value).__name__)
-    return f"{name} {show(value)}"
+def _keys(at: _At) -> list[str]:
+    keys: list[str] = []
+    while at is not None:
+        at, key = at
+        keys.append(str(key))
+    keys.reverse()
+    return keys
 
 
 _R = TypeVar("_R")
@@ -290,7 +290,7 @@ def from_json(kind: type[_R], data: Any, source: object = None) -> _R:
     """The record of *kind* stored as *data*; the layout's error (naming *source*, when given,
     and the place in the document) when a value is not of its field's type."""
     try:
-        record: _R = _Reader(_plan(kind).layout.strict).record(kind, data, [], None)
+        record: _R = _record(kind, data, None, None, _plan(kind).layout.strict)
         return record
     except _BadValueError as bad:
         layout = _plan(kind).layout
@@ -299,37 +299,17 @@ def from_json(kind: type[_R], data: Any, source: object = None) -> _R:
         raise layout.error(f"{prefix}{where}: {bad.message}") from None
 
 
-def _nullable(hint: Any) -> bool:
-    return hint is Any or (_is_union(hint) and type(None) in get_args(hint))
-
-
-def _is_union(hint: Any) -> bool:
-    return get_origin(hint) in (Union, types.UnionType)
-
-
-def _choices(hint: Any) -> tuple[Any, ...] | None:
-    """The values of a ``Literal`` (or a union of them), else None."""
-    if get_origin(hint) is Literal:
-        return get_args(hint)
-    if _is_union(hint) and all(get_origin(a) is Literal for a in get_args(hint)):
-        return tuple(v for a in get_args(hint) for v in get_args(a))
-    return None
-
-
-_SCALARS: dict[Any, str] = {str: "a string", int: "an integer", float: "a number", bool: "a boolean"}
-
-
 def _describe(hint: Any) -> str:
     """``a string``, ``a string or null``, ``one of a, b``, ``an array of objects``…"""
-    choices = _choices(hint)
+    choices = literal_choices(hint)
     if choices is not None:
         return "one of " + ", ".join(str(c) for c in choices)
-    if _is_union(hint):
+    if is_union(hint):
         rest = [a for a in get_args(hint) if a is not type(None)]
         text = " or ".join(_describe(a) for a in rest)
         return f"{text} or null" if len(rest) < len(get_args(hint)) else text
-    if hint in _SCALARS:
-        return _SCALARS[hint]
+    if hint in SCALARS:
+        return SCALARS[hint]
     if _is_array_record(hint):
         return f"an array of {len(_plan(hint).fields)} items"
     origin, args = get_origin(hint), get_args(hint)
@@ -351,123 +331,166 @@ def _is_array_record(hint: Any) -> bool:
     return isinstance(hint, type) and dataclasses.is_dataclass(hint) and _plan(hint).layout.array
 
 
-@dataclass(frozen=True, slots=True)
-class _Reader:
-    """One read of a stored record. *strict*: a value of the wrong type is an error; else (a
-    record its schema checked first) it is kept as it was stored, as a hand-written reader
-    kept it, and only a shape the record cannot be built from is an error."""
+# A value's reader, made once per (type, strict) and kept: ``(value, at, parent) -> value``.
+# *strict*: a value of the wrong type is an error; else (a record its schema checked first) it
+# is kept as it was stored, as a hand-written reader kept it, and only a shape the record
+# cannot be built from is an error. A reader that keeps every value as it is, is ``_same``:
+# containers and records then take the value without a call.
+_Conv = Callable[[Any, _At, Any], Any]
+_CONVS: dict[tuple[Any, bool], _Conv] = {}
 
-    strict: bool
 
-    def refuse(self, path: list[str], message: str, value: Any) -> Any:
-        if self.strict:
-            raise _BadValueError(path, message)
+def _same(value: Any, at: _At, parent: Any) -> Any:
+    return value
+
+
+def _conv(hint: Any, strict: bool) -> _Conv:
+    conv = _CONVS.get((hint, strict))
+    if conv is None:
+        conv = _CONVS[(hint, strict)] = _make_conv(hint, strict)
+    return conv
+
+
+def _refuse(strict: bool, at: _At, message: str, value: Any) -> Any:
+    if strict:
+        raise _BadValueError(at, message)
+    return value
+
+
+def _checked(ok: Callable[[Any], bool], message: Callable[[Any], str]) -> _Conv:
+    def conv(value: Any, at: _At, parent: Any) -> Any:
+        if not ok(value):
+            raise _BadValueError(at, message(value))
         return value
+    return conv
 
-    def record(self, kind: type, data: Any, path: list[str], parent: Any) -> Any:
-        plan = _plan(kind)
-        if plan.whole is not None:
-            return kind(**{plan.whole.name: self.value(plan.whole.hint, data, path, parent)})
-        if plan.layout.array:
-            return self.array(kind, plan, data, path, parent)
-        if not isinstance(data, Mapping):
-            raise _BadValueError(path, f"expected an object, found {found(data)}")
-        values: dict[str, Any] = {}
-        for e in plan.fields:
-            spec = e.spec
-            source, where = (data, path) if spec.within is None else self.within(data, spec.within, path)
-            if spec.parent is not None:
-                values[e.name] = parent.get(spec.parent) if isinstance(parent, Mapping) else None
-            elif spec.inline is not None:
-                values[e.name] = self.record(_record_type(e.hint), source, where, parent) if spec.inline in source else None
-            elif e.key not in source:
-                if spec.absent is not UNSET:
-                    values[e.name] = spec.absent
-                elif not e.has_default:
-                    if not _nullable(e.hint):
-                        raise _BadValueError([*where, e.key], f"expected {_describe(e.hint)}, found nothing")
-                    values[e.name] = None
-            elif spec.read is not None:
-                values[e.name] = spec.read(source[e.key])
-            elif spec.none_as is not UNSET and source[e.key] == spec.none_as:
+
+def _make_conv(hint: Any, strict: bool) -> _Conv:
+    """The reader of *hint*, by the same cases in the same order as :func:`_describe`."""
+    if hint is Any:
+        return _same
+    if (choices := literal_choices(hint)) is not None:
+        valid = ", ".join(str(c) for c in choices)
+        return _checked(lambda v: isinstance(v, str | int | type(None)) and not isinstance(v, bool) and v in choices,
+                        lambda v: f"{v!r} is not valid. Valid values: {valid}") if strict else _same
+    if is_union(hint):
+        return _union_conv(hint, strict)
+    if isinstance(hint, type) and dataclasses.is_dataclass(hint):
+        return lambda value, at, parent: _record(hint, value, at, parent, strict)
+    if hint in SCALARS:
+        return _checked(lambda v: is_scalar(hint, v),
+                        lambda v: f"expected {_describe(hint)}, found {found(v)}") if strict else _same
+    if hint is type(None):
+        return _checked(lambda v: v is None, lambda v: f"expected null, found {found(v)}") if strict else _same
+    origin, args = get_origin(hint), get_args(hint)
+    if origin is tuple:
+        return _tuple_conv(hint, args, strict)
+    if origin in (dict, Mapping):
+        return _mapping_conv(_conv(args[1] if args else Any, strict), strict)
+
+    def unreadable(value: Any, at: _At, parent: Any) -> Any:
+        raise TypeError(f"the codec cannot read a field of type {hint!r}")
+    return unreadable
+
+
+def _union_conv(hint: Any, strict: bool) -> _Conv:
+    args = get_args(hint)
+    nullable, rest = type(None) in args, [a for a in args if a is not type(None)]
+    convs = [_conv(a, strict) for a in rest]
+    if convs[0] is _same:  # the first choice keeps every value (and None stays None)
+        return _same
+    optional = len(rest) == 1 and nullable
+
+    def conv(value: Any, at: _At, parent: Any) -> Any:
+        if value is None and nullable:
+            return None
+        if len(convs) == 1:
+            try:
+                return convs[0](value, at, parent)
+            except _BadValueError as bad:
+                if optional and bad.path == _keys(at):
+                    raise _BadValueError(at, f"expected {_describe(hint)}, found {found(value)}") from None
+                raise
+        for each in convs:
+            try:
+                return each(value, at, parent)
+            except _BadValueError:
+                continue
+        return _refuse(strict, at, f"expected {_describe(hint)}, found {found(value)}", value)
+    return conv
+
+
+def _tuple_conv(hint: Any, args: tuple[Any, ...], strict: bool) -> _Conv:
+    variadic = len(args) == 2 and args[1] is Ellipsis
+    convs = [_conv(a, strict) for a in args[:1 if variadic else len(args)]]
+
+    def conv(value: Any, at: _At, parent: Any) -> Any:
+        if not isinstance(value, list):
+            return _refuse(strict, at, f"expected {_describe(hint)}, found {found(value)}", value)
+        if variadic:
+            item = convs[0]
+            return tuple(value) if item is _same else tuple([item(v, (at, i), parent) for i, v in enumerate(value)])
+        if len(value) != len(args):
+            return _refuse(strict, at, f"expected an array of {len(args)} items, found {found(value)}", value)
+        return tuple([c(v, (at, i), parent) for i, (c, v) in enumerate(zip(convs, value, strict=True))])
+    return conv
+
+
+def _mapping_conv(item: _Conv, strict: bool) -> _Conv:
+    def conv(value: Any, at: _At, parent: Any) -> Any:
+        if not isinstance(value, Mapping):
+            return _refuse(strict, at, f"expected an object, found {found(value)}", value)
+        if item is _same:
+            return {k: v for k, v in value.items()}
+        return {k: item(v, (at, k), parent) for k, v in value.items()}
+    return conv
+
+
+def _record(kind: type, data: Any, at: _At, parent: Any, strict: bool) -> Any:
+    plan = _plan(kind)
+    if plan.whole is not None:
+        return kind(**{plan.whole.name: _conv(plan.whole.hint, strict)(data, at, parent)})
+    if plan.layout.array:
+        return _array_record(kind, plan, data, at, parent, strict)
+    if not isinstance(data, Mapping):
+        raise _BadValueError(at, f"expected an object, found {found(data)}")
+    values: dict[str, Any] = {}
+    steps = plan.reads.get(strict) or plan.reads.setdefault(strict, tuple((e, _conv(e.hint, strict)) for e in plan.fields))
+    for e, conv in steps:
+        spec, key = e.spec, e.key
+        source, where = (data, at) if spec.within is None else _within(data, spec.within, at)
+        if spec.parent is not None:
+            values[e.name] = parent.get(spec.parent) if isinstance(parent, Mapping) else None
+        elif spec.inline is not None:
+            values[e.name] = _record(_record_type(e.hint), source, where, parent, strict) if spec.inline in source else None
+        elif key in source:
+            value = source[key]
+            if spec.read is not None:
+                values[e.name] = spec.read(value)
+            elif spec.none_as is not UNSET and value == spec.none_as:
                 values[e.name] = None
             else:
-                values[e.name] = self.value(e.hint, source[e.key], [*where, e.key], source)
-        return kind(**values)
-
-    def within(self, data: Mapping[str, Any], name: str, path: list[str]) -> tuple[Mapping[str, Any], list[str]]:
-        """The nested object *name* of *data* (``{}`` when absent) and its path."""
-        inner = data.get(name, {})
-        if not isinstance(inner, Mapping):
-            raise _BadValueError([*path, name], f"expected an object, found {found(inner)}")
-        return inner, [*path, name]
-
-    def array(self, kind: type, plan: _Plan, data: Any, path: list[str], parent: Any) -> Any:
-        """An ``array`` record: exactly one item per field, each read by its field's type."""
-        if not isinstance(data, list) or len(data) != len(plan.fields):
-            raise _BadValueError(path, f"expected an array of {len(plan.fields)} items, found {found(data)}")
-        return kind(**{e.name: self.value(e.hint, item, [*path, str(i)], parent)
-                       for i, (e, item) in enumerate(zip(plan.fields, data, strict=True))})
-
-    def value(self, hint: Any, value: Any, path: list[str], parent: Any) -> Any:
-        if hint is Any:
-            return value
-        choices = _choices(hint)
-        if choices is not None:
-            if not isinstance(value, str | int | type(None)) or isinstance(value, bool) or value not in choices:
-                return self.refuse(path, f"{value!r} is not valid. Valid values: {', '.join(str(c) for c in choices)}", value)
-            return value
-        if _is_union(hint):
-            args = get_args(hint)
-            if value is None and type(None) in args:
-                return None
-            rest = [a for a in args if a is not type(None)]
-            if len(rest) == 1:
-                try:
-                    return self.value(rest[0], value, path, parent)
-                except _BadValueError as bad:
-                    if bad.path == path and len(rest) < len(args):
-                        raise _BadValueError(path, f"expected {_describe(hint)}, found {found(value)}") from None
-                    raise
-            for arg in rest:
-                try:
-                    return self.value(arg, value, path, parent)
-                except _BadValueError:
-                    continue
-            return self.refuse(path, f"expected {_describe(hint)}, found {found(value)}", value)
-        if isinstance(hint, type) and dataclasses.is_dataclass(hint):
-            return self.record(hint, value, path, parent)
-        if hint in _SCALARS:
-            if not _is_scalar(hint, value):
-                return self.refuse(path, f"expected {_describe(hint)}, found {found(value)}", value)
-            return value
-        if hint is type(None):
-            return None if value is None else self.refuse(path, f"expected null, found {found(value)}", value)
-        origin, args = get_origin(hint), get_args(hint)
-        if origin is tuple:
-            if not isinstance(value, list):
-                return self.refuse(path, f"expected {_describe(hint)}, found {found(value)}", value)
-            if len(args) == 2 and args[1] is Ellipsis:
-                return tuple(self.value(args[0], item, [*path, str(i)], parent) for i, item in enumerate(value))
-            if len(value) != len(args):
-                return self.refuse(path, f"expected an array of {len(args)} items, found {found(value)}", value)
-            return tuple(self.value(a, item, [*path, str(i)], parent) for i, (a, item) in enumerate(zip(args, value, strict=True)))
-        if origin in (dict, Mapping):
-            if not isinstance(value, Mapping):
-                return self.refuse(path, f"expected an object, found {found(value)}", value)
-            item_hint = args[1] if args else Any
-            return {k: self.value(item_hint, v, [*path, str(k)], parent) for k, v in value.items()}
-        raise TypeError(f"the codec cannot read a field of type {hint!r}")
+                values[e.name] = value if conv is _same else conv(value, (where, key), source)
+        elif spec.absent is not UNSET:
+            values[e.name] = spec.absent
+        elif not e.has_default:
+            if not nullable(e.hint):
+                raise _BadValueError((where, key), f"expected {_describe(e.hint)}, found nothing")
+            values[e.name] = None
+    return kind(**values)
 
 
-def _is_scalar(hint: Any, value: Any) -> bool:
-    if hint is bool:
-        return isinstance(value, bool)
-    if isinstance(value, bool):
-        return False
-    if hint is int:
-        # JSON Schema's "integer" also takes 2.0; such a value is kept as it was stored
-        return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
-    if hint is float:
-        return isinstance(value, int | float)
-    return isinstance(value, hint)
+def _within(data: Mapping[str, Any], name: str, at: _At) -> tuple[Mapping[str, Any], _At]:
+    """The nested object *name* of *data* (``{}`` when absent) and where it is."""
+    inner = data.get(name, {})
+    if not isinstance(inner, Mapping):
+        raise _BadValueError((at, name), f"expected an object, found {found(inner)}")
+    return inner, (at, name)
+
+
+def _array_record(kind: type, plan: _Plan, data: Any, at: _At, parent: Any, strict: bool) -> Any:
+    """An ``array`` record: exactly one item per field, each read by its field's type."""
+    if not isinstance(data, list) or len(data) != len(plan.fields):
+        raise _BadValueError(at, f"expected an array of {len(plan.fields)} items, found {found(data)}")
+    return kind(**{e.name: _conv(e.hint, strict)(item, (at, i), parent)
+                   for i, (e, item) in enumerate(zip(plan.fields, data, strict=True))})

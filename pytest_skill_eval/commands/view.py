@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -71,13 +71,14 @@ def _checked(path: Path, parse: Callable[[Any, str], Parsed], result_dir: Path, 
     return value
 
 
-def newest_grade(gdir: Path, result_dir: Path, problems: list[str],
-                 stored: Path | None = None) -> tuple[GroupGrade | None, RegradeShown | None]:
+def newest_grade(gdir: Path, result_dir: Path, problems: list[str], stored: Path | None = None,
+                 entries: Mapping[str, str] | None = None) -> tuple[GroupGrade | None, RegradeShown | None]:
     """The grade a reader should see: the newest regrade that reads, else the stored grade
     (*stored*: the one the group record names; by default ``grade.json``, or the
-    ``grade-fallback.json`` published when it could not be written)."""
-    stored = stored if stored is not None else layout.trial_grade_file(gdir)
-    for path in regrade_files(gdir):
+    ``grade-fallback.json`` published when it could not be written). *entries*: *gdir*'s
+    listing, when the caller has it."""
+    stored = stored if stored is not None else layout.trial_grade_file(gdir, entries)
+    for path in regrade_files(gdir, entries):
         grade = _checked(path, parse_grade, result_dir, problems)
         if grade is not None:
             state = None
@@ -100,13 +101,14 @@ def _relative(path: Path, result_dir: Path) -> str:
 def _run_artifacts(run_dir: Path, result_dir: Path, entries: dict[str, str]) -> list[str]:
     # one directory listing (*entries*) instead of a stat per possible artifact; links are never
     # followed (a linked artifact is not listed: it is not evidence)
-    found = [_relative(run_dir / name, result_dir) for name in _RUN_FILES if entries.get(name) == safe_io.FILE]
-    found += [_relative(run_dir / name, result_dir) + "/" for name in _RUN_DIRS if entries.get(name) == safe_io.DIRECTORY]
+    shown = _relative(run_dir, result_dir)  # each artifact's name is one listed name below it
+    found = [f"{shown}/{name}" for name in _RUN_FILES if entries.get(name) == safe_io.FILE]
+    found += [f"{shown}/{name}/" for name in _RUN_DIRS if entries.get(name) == safe_io.DIRECTORY]
     turns = run_dir / "turns"
-    numbered = sorted((name for name, kind in safe_io.list_dir(turns, result_dir)
+    listed = safe_io.list_dir(turns, result_dir) if "turns" in entries else []  # absent: nothing to list
+    numbered = sorted((name for name, kind in listed
                        if kind == safe_io.DIRECTORY and name.isascii() and name.isdigit()), key=int)
-    found += [_relative(turns / n / "workspace", result_dir) + "/" for n in numbered
-              if safe_io.is_dir(turns / n / "workspace", result_dir)]
+    found += [f"{shown}/turns/{n}/workspace/" for n in numbered if safe_io.is_dir(turns / n / "workspace", result_dir)]
     return found
 
 
@@ -114,17 +116,17 @@ def _odd_entries(run_dir: Path, result_dir: Path, entries: dict[str, str]) -> li
     """A problem for each run artifact that is there but not what a writer makes (a link, a
     FIFO, a directory for a file): never read, never followed."""
     expected = {**{n: safe_io.FILE for n in _RUN_FILES}, **{n: safe_io.DIRECTORY for n in _RUN_DIRS}}
-    return [f"{_relative(run_dir / name, result_dir)}: expected {expected[name]}, found {kind}; it is not read"
+    return [f"{_relative(run_dir, result_dir)}/{name}: expected {expected[name]}, found {kind}; it is not read"
             for name, kind in entries.items() if name in expected and kind != expected[name]]
 
 
-def _workspace_changes(run_dir: Path, result_dir: Path) -> list[tuple[str, str]]:
+def _workspace_changes(run_dir: Path, result_dir: Path, entries: Mapping[str, str]) -> list[tuple[str, str]]:
     final_dir = run_dir / "workspace"
-    if not safe_io.is_dir(final_dir, result_dir):
+    if entries.get("workspace") != safe_io.DIRECTORY:
         return []
     # by the manifests' digests when the snapshots wrote them: no workspace is re-hashed
-    before = load_tree(run_dir / "workspace-initial", result_dir)
-    after = load_tree(final_dir, result_dir)
+    before = load_tree(run_dir / "workspace-initial", result_dir, entries)
+    after = load_tree(final_dir, result_dir, entries)
     changes: list[tuple[str, str]] = []
     for rel in sorted(set(before) | set(after)):
         if rel not in before:
@@ -136,24 +138,26 @@ def _workspace_changes(run_dir: Path, result_dir: Path) -> list[tuple[str, str]]
     return changes
 
 
-def _group_artifacts(gdir: Path, result_dir: Path) -> list[str]:
+def _group_artifacts(gdir: Path, result_dir: Path, entries: Mapping[str, str]) -> list[str]:
     names = [n for n in ("definition.json", "group.json", "grade.json", layout.GROUP_FALLBACK, layout.GRADE_FALLBACK)
-             if safe_io.is_file(gdir / n, result_dir)]
-    names += sorted(p.name for p in regrade_files(gdir))
-    return [_relative(gdir / n, result_dir) for n in names]
+             if entries.get(n) == safe_io.FILE]
+    names += sorted(p.name for p in regrade_files(gdir, entries))
+    shown = _relative(gdir, result_dir)  # each a listed name below it
+    return [f"{shown}/{n}" for n in names]
 
 
 def _variant(gdir: Path, name: str, result_dir: Path) -> VariantView:
     problems: list[str] = []
-    run = _checked(gdir / name / "run.json", run_record, result_dir, problems)
-    transcript = _checked(gdir / name / "transcript.json", transcript_record, result_dir, problems)
+    run_dir = gdir / name
+    run = _checked(run_dir / "run.json", run_record, result_dir, problems)
+    transcript = _checked(run_dir / "transcript.json", transcript_record, result_dir, problems)
     artifacts: list[str] = []
     changes: list[tuple[str, str]] = []
     try:
-        entries = dict(safe_io.list_dir(gdir / name, result_dir))  # sorted by name, as listed
-        artifacts = _run_artifacts(gdir / name, result_dir, entries)
-        problems += _odd_entries(gdir / name, result_dir, entries)
-        changes = _workspace_changes(gdir / name, result_dir)
+        entries = dict(safe_io.list_dir(run_dir, result_dir))  # sorted by name, as listed
+        artifacts = _run_artifacts(run_dir, result_dir, entries)
+        problems += _odd_entries(run_dir, result_dir, entries)
+        changes = _workspace_changes(run_dir, result_dir, entries)
     except EvidenceError as exc:  # a linked directory, a manifest key that leaves its tree
         problems += str(exc).split("\n")
     return VariantView(name=name, run=run, transcript=transcript, artifacts=artifacts,
@@ -182,13 +186,18 @@ def load_result(result_dir: Path, *, group: str | None = None, variant: str | No
         raise SelectionError(f"--trial expects a trial number of at least 1, found {trial}")
     for gdir in chosen:
         problems: list[str] = []
+        # one listing of the group directory (none of it followed) says which files are there
+        entries = dict(safe_io.list_dir(gdir, gdir.parent))
         definition = _checked(gdir / "definition.json", definition_record, result_dir, problems)
         # group.json, or the group-fallback.json published when it could not be written
-        group_doc = _checked(layout.group_record_file(gdir) or gdir / layout.GROUP_FILE, parse_group, result_dir, problems)
+        group_doc = _checked(layout.group_record_file(gdir, entries) or gdir / layout.GROUP_FILE, parse_group,
+                             result_dir, problems)
         trials = group_doc.trials if isinstance(group_doc, GroupRecord) else None
         aggregate = None
-        stopping = _checked(gdir / layout.STOPPING_FILE, parse_stopping, result_dir, problems)
-        reuse = _checked(gdir / layout.REUSE_FILE, parse_reuse, result_dir, problems)
+        # an absent file reads as None: only what is listed is read
+        stopping = (_checked(gdir / layout.STOPPING_FILE, parse_stopping, result_dir, problems)
+                    if layout.STOPPING_FILE in entries else None)
+        reuse = _checked(gdir / layout.REUSE_FILE, parse_reuse, result_dir, problems) if layout.REUSE_FILE in entries else None
         runs_dir: Path | None = gdir
         if trials is not None and isinstance(group_doc, GroupRecord):
             aggregate = _checked(records.grade_file(gdir, group_doc), parse_aggregate, result_dir, problems)
@@ -201,7 +210,8 @@ def load_result(result_dir: Path, *, group: str | None = None, variant: str | No
         elif trial is not None and group is not None:
             raise SelectionError(f"--trial {trial}: group {gdir.name} was run once, without trials: drop --trial")
         named = records.grade_file(gdir, group_doc) if isinstance(group_doc, GroupRecord) and runs_dir == gdir else None
-        grade, regrade = newest_grade(runs_dir, result_dir, problems, named) if runs_dir is not None else (None, None)
+        grade, regrade = (newest_grade(runs_dir, result_dir, problems, named, entries if runs_dir == gdir else None)
+                          if runs_dir is not None else (None, None))
         groups.append(
             GroupEvidence(
                 dir=gdir.name,
@@ -210,7 +220,7 @@ def load_result(result_dir: Path, *, group: str | None = None, variant: str | No
                 grade=grade,
                 regrade=regrade,
                 definition_path=definition.path if definition is not None else None,
-                artifacts=_group_artifacts(gdir, result_dir),
+                artifacts=_group_artifacts(gdir, result_dir, entries),
                 variants=[_variant(runs_dir, name, result_dir) for name in variants] if runs_dir is not None else [],
                 problems=problems,
                 aggregate=aggregate,

@@ -7,7 +7,7 @@ import os
 import re
 import secrets
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any, NoReturn
@@ -79,15 +79,16 @@ def _refuse(path: Path, root: Path, kind: str, expected: str) -> NoReturn:
     raise EvidenceRefusedError(f"{shown(path, root)}: expected {expected}, found {kind}{link}")
 
 
-def group_record_file(group_dir: Path) -> Path | None:
+def group_record_file(group_dir: Path, entries: Mapping[str, str] | None = None) -> Path | None:
     """``group.json``, else its ``group-fallback.json``, else None (the group never finished).
 
     The first of them that is a regular file wins: the engine publishes the fallback exactly
     when something (a directory, a link) stood where ``group.json`` had to be written. When
     neither is a regular file, an entry that is there all the same (a link, a FIFO) is
-    returned, so its reader names it as a problem instead of reading past it.
+    returned, so its reader names it as a problem instead of reading past it. *entries*: the
+    group directory's listing (``safe_io.list_dir``), when the caller has it.
     """
-    kinds = {name: safe_io.entry_kind(group_dir / name, group_dir.parent) for name in (GROUP_FILE, GROUP_FALLBACK)}
+    kinds = {name: _kind(group_dir, name, entries) for name in (GROUP_FILE, GROUP_FALLBACK)}
     for name, kind in kinds.items():
         if kind == safe_io.FILE:
             return group_dir / name
@@ -97,13 +98,20 @@ def group_record_file(group_dir: Path) -> Path | None:
     return None
 
 
-def trial_grade_file(trial_dir: Path) -> Path:
+def trial_grade_file(trial_dir: Path, entries: Mapping[str, str] | None = None) -> Path:
     """The grade in *trial_dir* (a trial's directory, or a group's without trials):
-    ``grade.json``, or ``grade-fallback.json`` when only that was published."""
-    if (safe_io.entry_kind(trial_dir / GRADE_FILE, trial_dir.parent) is None
-            and safe_io.entry_kind(trial_dir / GRADE_FALLBACK, trial_dir.parent) is not None):
+    ``grade.json``, or ``grade-fallback.json`` when only that was published (*entries*: the
+    directory's listing, when the caller has it)."""
+    if _kind(trial_dir, GRADE_FILE, entries) is None and _kind(trial_dir, GRADE_FALLBACK, entries) is not None:
         return trial_dir / GRADE_FALLBACK
     return trial_dir / GRADE_FILE
+
+
+def _kind(directory: Path, name: str, entries: Mapping[str, str] | None) -> str | None:
+    """What *name* in *directory* is (not followed): from its listing when given, else asked."""
+    if entries is not None:
+        return entries.get(name)
+    return safe_io.entry_kind(directory / name, directory.parent)
 
 
 def sweep_staging(result_dir: Path) -> list[Path]:

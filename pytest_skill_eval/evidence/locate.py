@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from datetime import datetime
 from pathlib import Path
 
@@ -100,11 +101,13 @@ def resolve_result(target: str, cwd: Path) -> Path:
     raise EvidenceError(f"no stored result {target!r}: expected {shown}{prefix}, found none")
 
 
-def regrade_files(gdir: Path) -> list[Path]:
-    """The group's ``grade-regraded-<stamp>.json`` files, newest first."""
+def regrade_files(gdir: Path, entries: Mapping[str, str] | None = None) -> list[Path]:
+    """The group's ``grade-regraded-<stamp>.json`` files, newest first (*entries*: the group
+    directory's listing, when the caller has it)."""
     found = []
     # any entry of that name: one that is not a regular file is named as a problem by its reader
-    for name, _kind in safe_io.list_dir(gdir, gdir.parent):  # gdir itself is never followed
+    names = entries if entries is not None else dict(safe_io.list_dir(gdir, gdir.parent))  # gdir is never followed
+    for name in names:
         match = _REGRADE_FILE.fullmatch(name)
         if match:
             found.append((match.group(1), int(match.group(2) or 1), gdir / name))

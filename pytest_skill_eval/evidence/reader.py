@@ -158,7 +158,7 @@ def _manifest_entries(data: Any) -> dict[str, tuple[int, str]] | None:
     return entries
 
 
-def load_tree(root: Path, result: Path | None = None) -> FileTree:
+def load_tree(root: Path, result: Path | None = None, listed: Mapping[str, str] | None = None) -> FileTree:
     """A stored snapshot tree, read lazily.
 
     The tree itself says which files there are and their sizes (one ``lstat`` each, no
@@ -172,12 +172,13 @@ def load_tree(root: Path, result: Path | None = None) -> FileTree:
     is a link, or a manifest key that is not a plain relative path, is an EvidenceError. A
     file with other hard links (the writers share unchanged files so) is in the tree only
     when the manifest records its digest, and its bytes must hash to it when read: a hard
-    link could name a file outside the result.
+    link could name a file outside the result. *listed*: the listing of the tree's parent
+    directory (``safe_io.list_dir``), when the caller has it: what the tree and its manifest are.
     """
     sizes: dict[str, int] = {}
     mtimes: dict[str, int] = {}
     linked: set[str] = set()
-    kind = safe_io.entry_kind(root, result)
+    kind = listed.get(root.name) if listed is not None else safe_io.entry_kind(root, result)
     if kind == safe_io.DIRECTORY:
         _list_tree(str(root), "", sizes, mtimes, linked)
     elif kind is not None and result is not None:
@@ -185,7 +186,7 @@ def load_tree(root: Path, result: Path | None = None) -> FileTree:
                             "a stored result is never followed through a link")
     digests: dict[str, str] = {}
     manifest = manifest_file(root)
-    if sizes and safe_io.entry_kind(manifest, result) is not None:
+    if sizes and (listed.get(manifest.name) if listed is not None else safe_io.entry_kind(manifest, result)) is not None:
         try:
             data = safe_io.read_json(manifest, result)
             written = os.lstat(manifest).st_mtime_ns

@@ -207,7 +207,7 @@ def read_bytes(path: Path, root: Path | None = None, *, limit: int = MAX_FILE_BY
             fd = os.open(name, _FILE_FLAGS, dir_fd=dir_fd)
         except OSError as exc:
             _explain(exc, dir_fd, name, path, root, FILE)
-        with os.fdopen(fd, "rb") as handle:
+        try:  # the descriptor itself, unbuffered: no file object, no buffer of the bound's size
             info = os.fstat(fd)
             if not stat.S_ISREG(info.st_mode):
                 _refuse_kind(path, root, info.st_mode)
@@ -218,10 +218,27 @@ def read_bytes(path: Path, root: Path | None = None, *, limit: int = MAX_FILE_BY
             if info.st_size > limit:
                 raise EvidenceRefusedError(f"{shown(path, root)}: expected a file of at most {limit} bytes, "
                               f"found {info.st_size} bytes")
-            data = handle.read(limit + 1)
+            data = _read_up_to(fd, limit + 1, info.st_size + 1)
             if len(data) > limit:
                 raise EvidenceRefusedError(f"{shown(path, root)}: expected a file of at most {limit} bytes, found more")
             return data
+        finally:
+            os.close(fd)
+
+
+def _read_up_to(fd: int, most: int, first: int) -> bytes:
+    """Up to *most* bytes of *fd*, to its end: the file's size (+1, to see its end) in one read
+    when it did not grow since ``fstat``, more reads when it did."""
+    chunks: list[bytes] = []
+    left, want = most, min(first, most)
+    while left > 0:
+        chunk = os.read(fd, want)
+        if not chunk:
+            break
+        chunks.append(chunk)
+        left -= len(chunk)
+        want = min(left, 1 << 20)
+    return chunks[0] if len(chunks) == 1 else b"".join(chunks)
 
 
 def _refuse_kind(path: Path, root: Path | None, mode: int) -> NoReturn:
