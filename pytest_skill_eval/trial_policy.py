@@ -222,9 +222,11 @@ def error_text(v: RatedVerdict, a: TrialGrade) -> str:
         owner = f" {err.owner}" if err.owner else ""
         lines.append(f"  grade-error ({err.scope}{one_line(owner)}): {one_line(err.message)}")
     if v.require_power and v.rules is not None:
-        for d in v.unsettled:
-            comparison = d.evidence.id.rpartition("/")[2]
-            lines.append(f"  comparison {comparison}: {d.line(v.rules)} (an error under --skill-eval-require-power)")
+        unsettled = v.unsettled
+        for c in a.comparisons:
+            d = v.decisions.get(c.id)
+            if d is not None and d in unsettled:  # named by its own id (a stored one may hold a slash)
+                lines.append(f"  comparison {c.id}: {d.line(v.rules)} (an error under --skill-eval-require-power)")
     lines += [f"  evidence: {v.group_dir}", *detail_lines(v, a, reasons=False)]
     return "\n".join(lines)
 

@@ -159,6 +159,23 @@ def test_require_power_makes_an_underpowered_comparison_an_error() -> None:
     assert not any("require-power" in line for line in plain.error_text().splitlines())
 
 
+def test_require_power_names_only_the_unsettled_comparison_by_its_own_id() -> None:
+    """A stored aggregate's comparison ids are untrusted text: one holding a slash is still
+    named by its id, and a settled comparison beside it is no error. (Three of ten planned
+    trials graded is below the 80 % coverage floor: indecisive.)"""
+    (b, c), unsettled = rates((2, 1), (2, 1), cid="odd/id")
+    b2, c2 = ExpectationRate("b2", "path", "baseline", 10, 0, 0, 0), ExpectationRate("c2", "path", "candidate", 0, 10, 0, 0)
+    settled = ComparisonRate("clear", "b2", "c2", 10, 10, 0, 10, False)
+    v = with_decisions(trial_verdict((b, c, b2, c2), (unsettled, settled), fail_on="never", planned=10, ran=10),
+                       require_power=True)
+    assert [d.decision for d in v.decisions.values()] == ["indecisive", "worse"]
+    lines = [line for line in v.error_text().splitlines() if "require-power" in line]
+    assert lines == ["  comparison odd/id: indecisive: baseline 3 of 10 graded, candidate 3 of 10 (30 %, floor 80 %) "
+                     "(an error under --skill-eval-require-power)"]
+    outcomes = {e.name: e.outcome for e in v.entries()}
+    assert (outcomes["comparison:odd/id"], outcomes["comparison:clear"]) == ("error", "passed")
+
+
 # -- errors, lost runs, what was not graded ---------------------------------------------------
 
 def test_an_error_over_trials_names_each_cause_and_its_entries_say_which_part_it_is() -> None:
