@@ -190,7 +190,8 @@ def detail_lines(v: RatedVerdict, a: TrialGrade, indent: str = "  ", *, reasons:
 
 def headline(v: RatedVerdict) -> str:
     parts = []
-    for item in v.failing:
+    # the candidate's checks before a baseline's (docs/usage.md, "A failure"), as for a single run
+    for item in sorted(v.failing, key=lambda item: isinstance(item, ExpectationRate) and item.variant != "candidate"):
         if isinstance(item, ComparisonRate) and v.stopping is not None and v.stopping.sequential_decision(item.id):
             parts.append(f"comparison {item.id}: {item.transition} (candidate worse by the sequential design)")
         elif isinstance(item, ComparisonRate):

@@ -308,6 +308,17 @@ def test_flags_stopping_and_several_comparisons_in_the_summary_table() -> None:
     assert summary_table([("s::g", "passed", none)])[1].endswith("  -")
 
 
+# -- the headline ---------------------------------------------------------------------------
+
+def test_the_headline_names_the_candidates_checks_first_and_marks_the_baselines() -> None:
+    """docs/usage.md: the first line names every check that fails the group, the candidate's
+    first; a baseline check, under ``--skill-eval-fail-on=any``, is marked ``baseline``."""
+    (b, c), comparison = rates((3, 7), (9, 1))
+    v = trial_verdict((b, c), (comparison,), fail_on="any")
+    assert v.headline() == ("failed c (skill-read): passed 9/10, below 100 %; "
+                            "baseline b (skill-read): passed 3/10, below 100 %")
+
+
 @pytest.mark.parametrize("trials", [False, True])
 def test_a_verdict_that_fails_nothing_heads_with_its_words(trials: bool) -> None:
     """One rule for N = 1 and N > 1: with nothing failing, the headline is the group and its words."""
