@@ -40,8 +40,8 @@ from pytest_skill_eval.policy_terms import (
 from pytest_skill_eval.usage import VariantUsage, usage_lines
 
 
-def percent(rate: float | None) -> str:
-    return "unavailable" if rate is None else f"{rate * 100:.0f} %"
+def percent(rate: float) -> str:
+    return f"{rate * 100:.0f} %"
 
 
 def rate_text(e: ExpectationRate) -> str:
@@ -51,7 +51,7 @@ def rate_text(e: ExpectationRate) -> str:
     else:
         interval = e.interval
         assert interval is not None
-        text = f"{e.passes}/{e.graded} ({percent(e.rate)}, 95 % CI {interval.low * 100:.0f}-{interval.high * 100:.0f} %)"
+        text = f"{e.passes}/{e.graded} ({percent(e.passes / e.graded)}, 95 % CI {interval.low * 100:.0f}-{interval.high * 100:.0f} %)"
     extra = [f"{e.not_graded} not graded"] if e.not_graded else []
     extra += [f"{e.grade_errors} grade-error"] if e.grade_errors else []
     extra += ["flaky"] if e.flaky else []
