@@ -341,3 +341,23 @@ def test_a_verdict_that_fails_nothing_heads_with_its_words(trials: bool) -> None
     assert v.outcome == "passed"
     assert v.headline() == f"group g: {v.words()}"
     assert v.words().startswith("fail-to-pass")
+
+
+def test_without_comparisons_a_side_counts_the_passes_of_all_its_checks_over_the_trials() -> None:
+    """``candidate 2/3 pass`` (docs/usage.md) over trials: every check's passes of its graded trials, summed."""
+    expectations = (ExpectationRate("b", "path", "baseline", 1, 4, 0, 0),
+                    ExpectationRate("c1", "path", "candidate", 3, 2, 0, 0),
+                    ExpectationRate("c2", "path", "candidate", 4, 0, 1, 0))
+    v = trial_verdict(expectations, (), planned=5, ran=5, fail_on="never")
+    assert v.words() == "baseline 1/5 pass, candidate 7/9 pass (5 trials)"
+
+
+def test_an_errors_words_name_its_causes_and_leave_the_decisions_to_the_trials() -> None:
+    """Without ``--skill-eval-require-power`` an underpowered comparison is no cause of an
+    error: the words name the grade error, and the decision only beside the trials."""
+    (b, c), comparison = rates((2, 1), (2, 1))
+    v = with_decisions(trial_verdict((b, c), (comparison,), planned=3, ran=3, state="grade-error"))
+    assert v.outcome == "error"
+    assert v.words() == "grade-error (3 trials; underpowered)"
+    assert with_decisions(trial_verdict((b, c), (comparison,), planned=3, ran=3, state="grade-error"),
+                          require_power=True).words() == "grade-error, underpowered (3 trials; underpowered)"
