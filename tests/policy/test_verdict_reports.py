@@ -37,3 +37,50 @@ def test_the_groups_tokens_and_cost_follow_its_own_properties() -> None:
             values["skill_eval.usage.total.tokens"]) == ("110", "220", "330")
     assert (values["skill_eval.usage.baseline.cost"], values["skill_eval.usage.candidate.cost"]) == ("0.0125", "unavailable")
     assert not any(name.startswith("skill_eval.usage.") for name, _ in verdict("fail", "pass", "fail-to-pass").properties())
+
+
+def test_the_v_lines_end_with_the_groups_tokens_and_cost() -> None:
+    """docs/usage.md, "With -v": after the variants, expectations and comparisons, one usage line
+    when no cost was reported (``tokens 11350 (baseline 4750, candidate 6600), cost unavailable``)."""
+    usage = VariantUsage(Usage(100, 10, 0, 0, 110, None, 0, 1), Usage(200, 20, 0, 0, 220, None, 0, 2), 2)
+    assert verdict("fail", "pass", "fail-to-pass", usage=usage).detail_lines(indent="> ") == [
+        "> baseline   complete", "> candidate  complete", "> baseline   fail        b (path)",
+        "> candidate  pass        c (path)", "> comparison cmp: fail-to-pass",
+        "> usage            tokens 330 (baseline 110, candidate 220), cost unavailable"]
+    assert verdict("fail", "pass", "fail-to-pass").detail_lines()[-1] == "  comparison cmp: fail-to-pass"
+
+
+def test_judge_gives_a_verdict_over_trials_the_groups_usage_and_stopping() -> None:
+    """One judge for N >= 1: the record's tokens and cost and the group's ``stopping.json`` reach
+    the verdict over trials as they reach a single run's."""
+    from pytest_skill_eval.evidence.records import TrialCount
+    from pytest_skill_eval.evidence.stop_records import StoppingRecord
+    from pytest_skill_eval.grading.aggregate import Trial, aggregate
+
+    usage = VariantUsage(Usage(100, 10, 0, 0, 110, None, 0, 1), Usage(200, 20, 0, 0, 220, None, 0, 2), 2)
+    once = verdict("fail", "pass", "fail-to-pass", usage=usage)
+    grade = GroupGrade("g", "graded", once.expectations, once.comparisons)
+    trials = aggregate("g", 2, [Trial(k, grade, {"baseline": "complete", "candidate": "complete"}) for k in (1, 2)])
+    stopping = StoppingRecord("curtail", 2, 2, False, "ran every planned trial", "candidate", 1.0, 0.05, ())
+    group = GroupRecord(id="g", position=2, path="g.json", suite=None, type="body", state="complete",
+                        grade_state="graded", variants={"baseline": DONE, "candidate": DONE}, review_questions=(),
+                        usage=usage, trials=TrialCount(2, 2))
+    over = judge(group, trials, group_dir="/g", fail_on="candidate", result_id="r", stopping=stopping)
+    assert once.usage == over.usage == usage
+    assert over.stopping == stopping and over.aggregate == trials
+    assert over.detail_lines(indent="")[-1] == "usage            tokens 330 (baseline 110, candidate 220), cost unavailable"
+
+
+def test_an_error_lists_the_stand_ins_run_out_turns_as_a_failure_does() -> None:
+    """docs/usage.md: an error (invalid, infrastructure-failed, grade-error) lists the same
+    stand-in lines as a failure; with nothing failing the headline says it ran out."""
+    notes = (("candidate", 2, "[scripted stand-in] Script exhausted: s.json has 1 turn(s)"),)
+    grade = GroupGrade("g", "grade-error", (ExpectationResult("c", "path", "candidate", "pass", "c wanted", "c seen"),))
+    group = GroupRecord(id="g", position=2, path="g.json", suite=None, type="body", state="complete",
+                        grade_state="grade-error", variants={"baseline": DONE, "candidate": DONE}, review_questions=())
+    v = judge(group, grade, group_dir="/g", fail_on="candidate", result_id="r", notes=notes)
+    assert v.outcome == "error"
+    line = "  candidate: the scripted stand-in ran out of script steps on turn 2: " \
+           "[scripted stand-in] Script exhausted: s.json has 1 turn(s)"
+    assert v.error_text().splitlines()[:2] == ["group g: grade-error", line]
+    assert v.headline() == "group g: the scripted stand-in ran out of script steps (candidate turn 2)"
