@@ -361,3 +361,16 @@ def test_an_errors_words_name_its_causes_and_leave_the_decisions_to_the_trials()
     assert v.words() == "grade-error (3 trials; underpowered)"
     assert with_decisions(trial_verdict((b, c), (comparison,), planned=3, ran=3, state="grade-error"),
                           require_power=True).words() == "grade-error, underpowered (3 trials; underpowered)"
+
+
+def test_over_trials_the_v_lines_show_reasons_only_when_asked() -> None:
+    """``-v`` and the failure text show a variant's reason (how its other trials ended); the
+    error text, which names the causes itself, asks for none. A verdict over trials holds the
+    aggregate only: no single run's expectations, comparisons or grade errors."""
+    (b, c), comparison = rates((10, 0), (9, 0))
+    v = trial_verdict((b, c), (comparison,), reasons=(None, "9 of 10 trials completed; 1 infrastructure-failed"),
+                      runs={"baseline": {"complete": 10}, "candidate": {"complete": 9, "infrastructure-failed": 1}})
+    shown = "candidate  complete (9 of 10 trials completed; 1 infrastructure-failed) [9 complete, 1 infrastructure-failed]"
+    assert v.detail_lines(indent="")[2] == shown
+    assert v.detail_lines(indent="", reasons=False)[2] == "candidate  complete [9 complete, 1 infrastructure-failed]"
+    assert (v.expectations, v.comparisons, v.grade_errors) == ((), (), ())

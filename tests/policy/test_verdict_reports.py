@@ -84,3 +84,29 @@ def test_an_error_lists_the_stand_ins_run_out_turns_as_a_failure_does() -> None:
            "[scripted stand-in] Script exhausted: s.json has 1 turn(s)"
     assert v.error_text().splitlines()[:2] == ["group g: grade-error", line]
     assert v.headline() == "group g: the scripted stand-in ran out of script steps (candidate turn 2)"
+
+
+def test_the_headline_lists_every_run_out_turn() -> None:
+    """docs/usage.md: ``... ran out of script steps (baseline turn 1, candidate turn 1)``."""
+    notes = (("baseline", 1, "[scripted stand-in] Script exhausted: a"), ("candidate", 1, "[scripted stand-in] Script exhausted: b"))
+    v = verdict("pass", "fail", "pass-to-fail")
+    v = judge(GroupRecord(id="g", position=2, path="g.json", suite=None, type="body", state="complete",
+                          grade_state="graded", variants={"baseline": DONE, "candidate": DONE}, review_questions=()),
+              GroupGrade("g", "graded", v.expectations, v.comparisons), group_dir="/g", fail_on="candidate",
+              result_id="r", notes=notes)
+    assert v.headline() == "failed c (path): the scripted stand-in ran out of script steps (baseline turn 1, candidate turn 1)"
+
+
+def test_a_stored_grade_whose_comparison_disagrees_with_its_sides_heads_with_the_comparison() -> None:
+    """A stored grade is untrusted: a ``pass-to-fail`` whose candidate side passed still fails
+    the item under ``regression``, and the headline names the comparison, never nothing."""
+    v = verdict("pass", "pass", "pass-to-fail", fail_on="regression")
+    assert v.outcome == "failed"
+    assert v.headline() == "failed comparison cmp: pass-to-fail"
+
+
+def test_the_summary_row_shows_a_dash_for_a_variant_the_record_does_not_name() -> None:
+    record = GroupRecord(id="g", position=2, path="g.json", suite=None, type="body", state="complete",
+                         grade_state="graded", variants={"candidate": DONE}, review_questions=())
+    v = judge(record, GroupGrade("g", "graded"), group_dir="/g", fail_on="candidate", result_id="r")
+    assert v.summary_row() == ("2", "-", "complete", "-")
