@@ -4,9 +4,13 @@ look at."""
 
 from __future__ import annotations
 
+import dataclasses
+
+import pytest
+
 from pytest_skill_eval.evidence.records import GroupRecord, VariantStateRecord
 from pytest_skill_eval.grading.results import ComparisonResult, ExpectationResult, GroupGrade
-from pytest_skill_eval.policy import FailOn, Verdict, judge
+from pytest_skill_eval.policy import ERROR_RUN_STATES, FailOn, Verdict, judge
 from pytest_skill_eval.usage import Usage, VariantUsage
 
 DONE = VariantStateRecord("complete", None)
@@ -110,3 +114,15 @@ def test_the_summary_row_shows_a_dash_for_a_variant_the_record_does_not_name() -
                          grade_state="graded", variants={"candidate": DONE}, review_questions=())
     v = judge(record, GroupGrade("g", "graded"), group_dir="/g", fail_on="candidate", result_id="r")
     assert v.summary_row() == ("2", "-", "complete", "-")
+
+
+@pytest.mark.parametrize("state", ["complete", "not-selected", "invalid", "infrastructure-failed", "cancelled", "not-run"])
+def test_a_variant_entry_is_an_error_exactly_when_its_state_makes_the_item_one(state: str) -> None:
+    """The details never disagree with the outcome: a variant's entry is an error exactly when
+    its state is one of the spec's error states, whatever state a verdict built in code holds
+    (``not-run`` is a state ``result.json`` knows and the policy does not)."""
+    v = verdict("pass", "pass", "pass-to-pass")
+    v = dataclasses.replace(v, variants=(v.variants[0], dataclasses.replace(v.variants[1], state=state)))
+    candidate = {e.name: e for e in v.entries()}["variant:candidate"]
+    assert (candidate.outcome == "error") is (v.outcome == "error") is (state in ERROR_RUN_STATES)
+    assert candidate.outcome == {"complete": "passed", "not-selected": "skipped", "not-run": "passed"}.get(state, "error")
