@@ -442,6 +442,7 @@ def judge(group: GroupRecord | InvalidGroupRecord, grade: GroupGrade | TrialGrad
 
     *notes* (see :func:`stand_in_notes`) only add to the failure and error texts.
     """
+    usage = getattr(group, "usage", None)  # an InvalidGroupRecord never ran pi
     if not isinstance(grade, GroupGrade):
         from pytest_skill_eval.evidence.layout import TRIALS_DIR
 
@@ -449,7 +450,7 @@ def judge(group: GroupRecord | InvalidGroupRecord, grade: GroupGrade | TrialGrad
                          for name, v in group.variants.items())
         return judge_trials(variants, grade, group_id=str(group.id), position=group.position,
                             group_state=group.state, group_dir=group_dir, fail_on=fail_on, pass_rate=pass_rate,
-                            alpha=alpha, result_id=result_id, usage=getattr(group, "usage", None), stopping=stopping)
+                            alpha=alpha, result_id=result_id, usage=usage, stopping=stopping)
     return Verdict(
         result_id=result_id,
         group_id=str(group.id),
@@ -463,7 +464,7 @@ def judge(group: GroupRecord | InvalidGroupRecord, grade: GroupGrade | TrialGrad
         comparisons=grade.comparisons,
         grade_errors=grade.errors,
         notes=tuple(notes),
-        usage=getattr(group, "usage", None),  # an InvalidGroupRecord never ran pi
+        usage=usage,
     )
 
 
