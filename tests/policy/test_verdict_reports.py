@@ -66,12 +66,16 @@ def test_judge_gives_a_verdict_over_trials_the_groups_usage_and_stopping() -> No
     grade = GroupGrade("g", "graded", once.expectations, once.comparisons)
     trials = aggregate("g", 2, [Trial(k, grade, {"baseline": "complete", "candidate": "complete"}) for k in (1, 2)])
     stopping = StoppingRecord("curtail", 2, 2, False, "ran every planned trial", "candidate", 1.0, 0.05, ())
+    lost = VariantStateRecord("complete", "1 of 2 trials completed; 1 infrastructure-failed")
     group = GroupRecord(id="g", position=2, path="g.json", suite=None, type="body", state="complete",
-                        grade_state="graded", variants={"baseline": DONE, "candidate": DONE}, review_questions=(),
+                        grade_state="graded", variants={"baseline": DONE, "candidate": lost}, review_questions=(),
                         usage=usage, trials=TrialCount(2, 2))
     over = judge(group, trials, group_dir="/g", fail_on="candidate", result_id="r", stopping=stopping)
     assert once.usage == over.usage == usage
     assert over.stopping == stopping and over.aggregate == trials
+    assert [(s.name, s.state, s.reason, s.run_dir) for s in over.variants] == [
+        ("baseline", "complete", None, "/g/trials/*/baseline"),
+        ("candidate", "complete", "1 of 2 trials completed; 1 infrastructure-failed", "/g/trials/*/candidate")]
     assert over.detail_lines(indent="")[-1] == "usage            tokens 330 (baseline 110, candidate 220), cost unavailable"
 
 
@@ -126,3 +130,17 @@ def test_a_variant_entry_is_an_error_exactly_when_its_state_makes_the_item_one(s
     candidate = {e.name: e for e in v.entries()}["variant:candidate"]
     assert (candidate.outcome == "error") is (v.outcome == "error") is (state in ERROR_RUN_STATES)
     assert candidate.outcome == {"complete": "passed", "not-selected": "skipped", "not-run": "passed"}.get(state, "error")
+
+
+def test_an_invalid_groups_record_is_judged_an_error_without_usage() -> None:
+    """A suite entry whose group file could not be loaded has a ``group.json`` without usage
+    (it never ran pi) and a grade-error grade: an error, never a crash."""
+    from pytest_skill_eval.evidence.records import InvalidGroupRecord
+    from pytest_skill_eval.grading.results import GradeError
+
+    invalid = VariantStateRecord("invalid", "the group file could not be loaded")
+    record = InvalidGroupRecord(ref="groups/broken.json", position=3, variants={"baseline": invalid, "candidate": invalid},
+                                definition_errors=("groups/broken.json: /id: expected a string",))
+    grade = GroupGrade("None", "grade-error", errors=(GradeError("system", None, None, "no grade was persisted"),))
+    v = judge(record, grade, group_dir="/g", fail_on="candidate", result_id="r")
+    assert (v.outcome, v.usage, v.words()) == ("error", None, "invalid, grade-error")
