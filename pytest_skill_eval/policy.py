@@ -229,30 +229,26 @@ class Verdict:
     def headline(self) -> str:
         """The first line of the failure text, which pytest's short summary shows.
 
-        It names each expectation that fails the item (a failing comparison's candidate
-        side too) with what was observed, or, when a scripted stand-in ran out of script
-        steps, says that instead; escaped to stay one line. The transition is already the
-        status word of the line.
+        It names each expectation that fails the item with what was observed (a failing
+        comparison's candidate side is one: every policy that fails a ``pass-to-fail`` or
+        ``fail-to-fail`` comparison fails its failed candidate side), or, when a scripted
+        stand-in ran out of script steps, says that instead; escaped to stay one line. The
+        transition is already the status word of the line.
         """
         if self.aggregate is not None:
             from pytest_skill_eval import trial_policy
 
             return trial_policy.headline(self)
-        failed = [e for e in self.failing if isinstance(e, ExpectationResult)]
-        for c in self.failing:
-            if isinstance(c, ComparisonResult):
-                side = self._expectation(c.candidate)
-                if side is not None and side not in failed and side.status == "fail":
-                    failed.append(side)
-        failed.sort(key=lambda e: e.variant != "candidate")  # the candidate's checks first
+        failed = sorted((e for e in self.failing if isinstance(e, ExpectationResult)),
+                        key=lambda e: e.variant != "candidate")  # the candidate's checks first
         names = [f"{'' if e.variant == 'candidate' else e.variant + ' '}{e.id} ({e.kind})" for e in failed]
         if self.notes:
             # what the checks observed is then the stand-in's own complaint: say that instead
             where = ", ".join(f"{variant} turn {turn}" for variant, turn, _reply in self.notes)
             cause = f"the scripted stand-in ran out of script steps ({where})"
             return one_line(f"failed {', '.join(names)}: {cause}" if names else f"group {self.group_id}: {cause}")
-        parts = [f"{name}: {e.observed}" for name, e in zip(names, failed, strict=False)]
-        if not parts:
+        parts = [f"{name}: {e.observed}" for name, e in zip(names, failed, strict=True)]
+        if not parts:  # a stored grade whose comparison disagrees with its sides: name the comparison
             parts = [f"comparison {c.id}: {c.transition}" for c in self.failing if isinstance(c, ComparisonResult)]
         return one_line("failed " + "; ".join(parts) if parts else f"group {self.group_id}: {self.words()}")
 
@@ -446,6 +442,7 @@ def judge(group: GroupRecord | InvalidGroupRecord, grade: GroupGrade | TrialGrad
 
     *notes* (see :func:`stand_in_notes`) only add to the failure and error texts.
     """
+    usage = getattr(group, "usage", None)  # an InvalidGroupRecord never ran pi
     if not isinstance(grade, GroupGrade):
         from pytest_skill_eval.evidence.layout import TRIALS_DIR
 
@@ -453,7 +450,7 @@ def judge(group: GroupRecord | InvalidGroupRecord, grade: GroupGrade | TrialGrad
                          for name, v in group.variants.items())
         return judge_trials(variants, grade, group_id=str(group.id), position=group.position,
                             group_state=group.state, group_dir=group_dir, fail_on=fail_on, pass_rate=pass_rate,
-                            alpha=alpha, result_id=result_id, usage=getattr(group, "usage", None), stopping=stopping)
+                            alpha=alpha, result_id=result_id, usage=usage, stopping=stopping)
     return Verdict(
         result_id=result_id,
         group_id=str(group.id),
@@ -467,7 +464,7 @@ def judge(group: GroupRecord | InvalidGroupRecord, grade: GroupGrade | TrialGrad
         comparisons=grade.comparisons,
         grade_errors=grade.errors,
         notes=tuple(notes),
-        usage=getattr(group, "usage", None),  # an InvalidGroupRecord never ran pi
+        usage=usage,
     )
 
 

@@ -40,8 +40,8 @@ from pytest_skill_eval.policy_terms import (
 from pytest_skill_eval.usage import VariantUsage, usage_lines
 
 
-def percent(rate: float | None) -> str:
-    return "unavailable" if rate is None else f"{rate * 100:.0f} %"
+def percent(rate: float) -> str:
+    return f"{rate * 100:.0f} %"
 
 
 def rate_text(e: ExpectationRate) -> str:
@@ -51,7 +51,7 @@ def rate_text(e: ExpectationRate) -> str:
     else:
         interval = e.interval
         assert interval is not None
-        text = f"{e.passes}/{e.graded} ({percent(e.rate)}, 95 % CI {interval.low * 100:.0f}-{interval.high * 100:.0f} %)"
+        text = f"{e.passes}/{e.graded} ({percent(e.passes / e.graded)}, 95 % CI {interval.low * 100:.0f}-{interval.high * 100:.0f} %)"
     extra = [f"{e.not_graded} not graded"] if e.not_graded else []
     extra += [f"{e.grade_errors} grade-error"] if e.grade_errors else []
     extra += ["flaky"] if e.flaky else []
@@ -190,7 +190,8 @@ def detail_lines(v: RatedVerdict, a: TrialGrade, indent: str = "  ", *, reasons:
 
 def headline(v: RatedVerdict) -> str:
     parts = []
-    for item in v.failing:
+    # the candidate's checks before a baseline's (docs/usage.md, "A failure"), as for a single run
+    for item in sorted(v.failing, key=lambda item: isinstance(item, ExpectationRate) and item.variant != "candidate"):
         if isinstance(item, ComparisonRate) and v.stopping is not None and v.stopping.sequential_decision(item.id):
             parts.append(f"comparison {item.id}: {item.transition} (candidate worse by the sequential design)")
         elif isinstance(item, ComparisonRate):
@@ -222,9 +223,11 @@ def error_text(v: RatedVerdict, a: TrialGrade) -> str:
         owner = f" {err.owner}" if err.owner else ""
         lines.append(f"  grade-error ({err.scope}{one_line(owner)}): {one_line(err.message)}")
     if v.require_power and v.rules is not None:
-        for d in v.unsettled:
-            comparison = d.evidence.id.rpartition("/")[2]
-            lines.append(f"  comparison {comparison}: {d.line(v.rules)} (an error under --skill-eval-require-power)")
+        unsettled = v.unsettled
+        for c in a.comparisons:
+            d = v.decisions.get(c.id)
+            if d is not None and d in unsettled:  # named by its own id (a stored one may hold a slash)
+                lines.append(f"  comparison {c.id}: {d.line(v.rules)} (an error under --skill-eval-require-power)")
     lines += [f"  evidence: {v.group_dir}", *detail_lines(v, a, reasons=False)]
     return "\n".join(lines)
 

@@ -76,6 +76,7 @@ MODULES: dict[str, str] = {
     "policy": "pytest_skill_eval/policy.py",
     "policy_terms": "pytest_skill_eval/policy_terms.py",
     "trial_policy": "pytest_skill_eval/trial_policy.py",
+    "summary_table": "pytest_skill_eval/summary_table.py",
     "protocol": "pytest_skill_eval/host/protocol.py",
     "document": "pytest_skill_eval/definitions/document.py",
     "rules": "pytest_skill_eval/definitions/rules.py",
