@@ -168,34 +168,33 @@ def test_sequential_stops_when_every_comparison_is_decided_and_expectations_are_
 def test_every_stop_check_says_where_it_stands() -> None:
     fixed = [ExpectationCounts("c", 0, 9, True)]  # failed under pass rate 1: decided
     open_ = [ExpectationCounts("c", 3, 3, True)]
-    args = {"pass_rate": 1.0, "alpha": ALPHA}
-    assert check_stop("curtail", ran=9, planned=10, expectations=fixed, comparisons=[], **args) == \
+    assert check_stop("curtail", ran=9, planned=10, expectations=fixed, comparisons=[], pass_rate=1.0, alpha=ALPHA) == \
         StopCheck("curtail", 9, 10, True, "no remaining trial can change a verdict")
-    assert check_stop("sequential", ran=10, planned=10, expectations=open_, comparisons=[], **args) == \
+    assert check_stop("sequential", ran=10, planned=10, expectations=open_, comparisons=[], pass_rate=1.0, alpha=ALPHA) == \
         StopCheck("sequential", 10, 10, False, "ran every planned trial")
-    assert check_stop("curtail", ran=3, planned=10, expectations=open_, comparisons=[], **args) == \
+    assert check_stop("curtail", ran=3, planned=10, expectations=open_, comparisons=[], pass_rate=1.0, alpha=ALPHA) == \
         StopCheck("curtail", 3, 10, False, "expectation c is not decided yet")
     undecided = ComparisonCounts("cmp", 2, 3, 1, 3, True)
-    assert check_stop("curtail", ran=3, planned=10, expectations=fixed, comparisons=[undecided], **args) == \
+    assert check_stop("curtail", ran=3, planned=10, expectations=fixed, comparisons=[undecided], pass_rate=1.0, alpha=ALPHA) == \
         StopCheck("curtail", 3, 10, False, "comparison cmp is not decided yet")
     # sequential: no comparison, expectations decided
-    assert check_stop("sequential", ran=3, planned=10, expectations=fixed, comparisons=[], **args) == \
+    assert check_stop("sequential", ran=3, planned=10, expectations=fixed, comparisons=[], pass_rate=1.0, alpha=ALPHA) == \
         StopCheck("sequential", 3, 10, True, "no remaining trial can change a verdict")
     # before the first look (after 4 of 20 trials)
     early = ComparisonCounts("cmp", 0, 1, 1, 1, False, (1,))
-    assert check_stop("sequential", ran=1, planned=20, expectations=fixed, comparisons=[early], **args) == \
+    assert check_stop("sequential", ran=1, planned=20, expectations=fixed, comparisons=[early], pass_rate=1.0, alpha=ALPHA) == \
         StopCheck("sequential", 1, 20, False, "comparison cmp: no look yet", (("cmp", ()),))
     # at the first look, 3 lower of 4: |S| = 3 and the boundary 4 is out of reach of 3 discordant pairs
     going = ComparisonCounts("cmp", 3, 4, 0, 4, False, (-1, -1, -1, 0))
     looks = sequential_looks(going.pairs, 20, ALPHA)
     assert [(k.higher, k.lower, k.boundary, k.decision) for k in looks] == [(0, 3, 4, "continue")]
-    assert check_stop("sequential", ran=4, planned=20, expectations=fixed, comparisons=[going], **args) == \
+    assert check_stop("sequential", ran=4, planned=20, expectations=fixed, comparisons=[going], pass_rate=1.0, alpha=ALPHA) == \
         StopCheck("sequential", 4, 20, False, "comparison cmp: not decided at look 1 after 4 trials (|S| = 3, boundary 4)",
                   (("cmp", looks),))
     # two comparisons decided: both reasons, in order; two looks instead of five look at 10 of 20 trials
     up = ComparisonCounts("up", 0, 10, 10, 10, False, (1,) * 10)
     down = ComparisonCounts("down", 10, 10, 0, 10, False, (-1,) * 10)
-    both = check_stop("sequential", ran=10, planned=20, expectations=fixed, comparisons=[up, down], looks=2, **args)
+    both = check_stop("sequential", ran=10, planned=20, expectations=fixed, comparisons=[up, down], looks=2, pass_rate=1.0, alpha=ALPHA)
     p = sps.binomtest(10, 10, 0.5).pvalue  # the boundary at the look is |S| = 10 itself
     assert both == StopCheck("sequential", 10, 20, True, f"comparison up: candidate better, p = {p:.2g} <= {p:.2g}; "
                              f"comparison down: candidate worse, p = {p:.2g} <= {p:.2g}",
