@@ -177,3 +177,47 @@ def test_sequential_looks_stop_at_the_deciding_look() -> None:
     assert all(look.decision == "continue" for look in found[:-1])
     ties = sequential_looks((0,) * 20, 20, ALPHA)
     assert ties[-1].decision == "futile" and ties[-1].trials == 16
+
+
+def reference_looks(pairs: tuple[int | None, ...], planned: int, alpha: float, looks: int) -> list[tuple[object, ...]]:
+    """The design's looks restated from the module docstring: counts by hand, the spending by scipy,
+    futility by scipy's binomial test; the boundaries are the ones checked by brute force above."""
+    points = [n for n in look_points(planned, looks) if n <= len(pairs)]
+    counted = [(pairs[:n].count(1), pairs[:n].count(-1)) for n in points]
+    bounds = boundaries([h + lo for h, lo in counted], [n / planned for n in points], alpha)
+    z = sps.norm.ppf(1 - alpha / 2)
+    found: list[tuple[object, ...]] = []
+    for j, (n, (h, lo), (c, spent)) in enumerate(zip(points, counted, bounds, strict=True), 1):
+        lead, pairs_so_far = max(h, lo), h + lo
+        if abs(h - lo) >= c:
+            decision = "better" if h > lo else "worse"
+        elif n == planned:
+            decision = "not significant"
+        elif all(pairs_so_far + a == 0 or sps.binomtest(lead + a, pairs_so_far + a, 0.5).pvalue > alpha
+                 for a in range(planned - n + 1)):
+            decision = "futile"
+        else:
+            decision = "continue"
+        allowed = alpha if n == planned else 2 - 2 * sps.norm.cdf(z / math.sqrt(n / planned))
+        found.append((j, n, planned, h, lo, c, float(spent), pytest.approx(allowed, rel=1e-9, abs=1e-15), decision))
+        if decision != "continue":
+            break
+    return found
+
+
+def test_sequential_looks_match_the_design_restated() -> None:
+    rng = np.random.default_rng(2904)
+    decisions = set()
+    for _ in range(120):
+        planned = int(rng.choice([3, 8, 13, 20, 27]))
+        looks, alpha = int(rng.choice([1, 2, 3, 4, 7])), float(rng.choice([0.05, 0.1, 0.2]))
+        weights = rng.dirichlet([1, 1, 1, 0.3])  # higher, lower, tie, not graded
+        outcomes: list[int | None] = [1, -1, 0, None]
+        pairs = tuple(outcomes[i] for i in rng.choice(4, size=int(rng.integers(0, planned + 1)), p=weights))
+        got = [(k.number, k.trials, k.planned, k.higher, k.lower, k.boundary, k.spent, k.allowed, k.decision)
+               for k in sequential_looks(pairs, planned, alpha, looks)]  # type: ignore[arg-type]
+        assert got == reference_looks(pairs, planned, alpha, looks), (pairs, planned, alpha, looks)
+        decisions.update(str(k[-1]) for k in got)
+    assert decisions == {"continue", "better", "worse", "futile", "not significant"}
+    with pytest.raises(ValueError, match="expected at most 4 trials, found 5"):
+        sequential_looks((0,) * 5, 4, ALPHA)
