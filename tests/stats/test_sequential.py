@@ -207,7 +207,7 @@ def reference_looks(pairs: tuple[int | None, ...], planned: int, alpha: float, l
 
 def test_sequential_looks_match_the_design_restated() -> None:
     rng = np.random.default_rng(2904)
-    decisions = set()
+    decisions: set[str] = set()
     for _ in range(120):
         planned = int(rng.choice([3, 8, 13, 20, 27]))
         looks, alpha = int(rng.choice([1, 2, 3, 4, 7])), float(rng.choice([0.05, 0.1, 0.2]))
@@ -215,7 +215,7 @@ def test_sequential_looks_match_the_design_restated() -> None:
         outcomes: list[int | None] = [1, -1, 0, None]
         pairs = tuple(outcomes[i] for i in rng.choice(4, size=int(rng.integers(0, planned + 1)), p=weights))
         got = [(k.number, k.trials, k.planned, k.higher, k.lower, k.boundary, k.spent, k.allowed, k.decision)
-               for k in sequential_looks(pairs, planned, alpha, looks)]  # type: ignore[arg-type]
+               for k in sequential_looks(pairs, planned, alpha, looks)]
         assert got == reference_looks(pairs, planned, alpha, looks), (pairs, planned, alpha, looks)
         decisions.update(str(k[-1]) for k in got)
     assert decisions == {"continue", "better", "worse", "futile", "not significant"}
