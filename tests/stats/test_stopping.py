@@ -58,10 +58,10 @@ def test_a_failed_candidate_expectation_is_decided_under_pass_rate_one() -> None
     assert not expectation_fixed(0, 0, 17, 1.0, judged=False)
 
 
-def regression(bp: int, bg: int, cp: int, cg: int) -> bool | None:
+def regression(bp: int, bg: int, cp: int, cg: int, alpha: float = ALPHA) -> bool | None:
     if not (bg and cg):
         return None
-    return cp / cg < bp / bg and float(sps.fisher_exact([[bp, bg - bp], [cp, cg - cp]]).pvalue) < ALPHA
+    return cp / cg < bp / bg and float(sps.fisher_exact([[bp, bg - bp], [cp, cg - cp]]).pvalue) < alpha
 
 
 def test_comparison_fixed_matches_every_completion() -> None:
@@ -79,6 +79,19 @@ def test_comparison_fixed_matches_every_completion() -> None:
             # a comparison regression does not judge: only whether it can be compared must be fixed
             unjudged = ComparisonCounts("c", bp, bg, cp, cg, judged=False)
             assert comparison_fixed(unjudged, remaining, ALPHA) == (len({v is None for v in verdicts}) == 1)
+
+
+def test_curtailment_tries_every_completion_not_only_the_extremes() -> None:
+    # Fisher's p is not monotone in the counts: 9/10 -> 11/17 with 2 trials to go (alpha 0.1) is no
+    # regression at any extreme completion, but 11/12 -> 11/18 (both baseline trials pass, one
+    # candidate trial fails and the other is not graded) has p = 0.099 (found by searching every
+    # table up to 18 graded trials per arm)
+    extremes = itertools.product([(9, 12), (11, 12), (9, 10)], [(11, 19), (13, 19), (11, 17)])  # all fail, all pass, none graded
+    assert not any(regression(bp, bg, cp, cg, 0.1) for (bp, bg), (cp, cg) in extremes)
+    assert regression(11, 12, 11, 18, 0.1) is True
+    every = {regression(*b, *c, 0.1) for b, c in itertools.product(completions(9, 10, 2), completions(11, 17, 2))}
+    assert every == {False, True}
+    assert not comparison_fixed(ComparisonCounts("c", 9, 10, 11, 17, True), 2, 0.1)
 
 
 def test_the_policy_verdicts_stopping_predicts() -> None:
