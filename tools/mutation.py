@@ -50,6 +50,7 @@ FAST_TESTS = [
     "tests/definitions",
     "tests/paths",
     "tests/stats",
+    "tests/commands/test_plan.py",
 ]
 #: Fuzz tests that take seconds each: they only look for crashes, and every mutant they
 #: reach would pay for them. They stay in the normal suite.
@@ -66,7 +67,8 @@ SLOW_SIMULATIONS = [f"tests/stats/{t}" for t in (
     "test_type_one.py", "test_planned_detection.py", "test_power.py::test_fisher_power_agrees_with_a_seeded_simulation",
     "test_sequential.py::test_exact_type_one_error", "test_sequential.py::test_simulated_type_one_error",
     "test_decision_cases.py::test_identical_arms_on_the_stochastic_stand_in",
-)]
+)] + [f"tests/commands/test_plan.py::test_{t}" for t in (  # subprocesses: they run the installed package, not the mutant
+    "cli_without", "unreadable_stored", "bad_options", "definition_that_does_not_load")]
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-p", "no:xdist", "-m", "not pi", "-q",
                *(arg for test in SLOW_FUZZ + SLOW_SIMULATIONS for arg in ("--deselect", test))]
 
