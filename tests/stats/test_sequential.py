@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import re
 from fractions import Fraction
 
 import numpy as np
@@ -78,8 +79,8 @@ def test_boundaries_spend_what_brute_force_counts_and_no_more(discordant: list[i
         spent = brute_force(discordant[: j + 1], bounds[: j + 1])
         assert spent == found[j][1]
         assert spent <= Fraction(obf_spending(fractions[j], ALPHA))
-        # stated as a value S can take (the parity of m), or m + 1: unreachable
-        assert (discordant[j] - bounds[j]) % 2 == 0 or bounds[j] == discordant[j] + 1
+        # stated as a value S can take (the parity of m, at most m), or m + 1: unreachable
+        assert (discordant[j] - bounds[j]) % 2 == 0 and bounds[j] <= discordant[j] or bounds[j] == discordant[j] + 1
         # minimal: the next value |S| can take below it would spend more than the allowance
         below = bounds[j] - 2 if bounds[j] <= discordant[j] else discordant[j]
         if below >= 1:
@@ -221,3 +222,31 @@ def test_sequential_looks_match_the_design_restated() -> None:
     assert decisions == {"continue", "better", "worse", "futile", "not significant"}
     with pytest.raises(ValueError, match="expected at most 4 trials, found 5"):
         sequential_looks((0,) * 5, 4, ALPHA)
+
+
+def test_a_boundary_or_futility_at_exactly_alpha_counts_as_reaching_it() -> None:
+    # alpha = 1/16 is the sign test's p of 5 of 5: one look of 5 discordant pairs spends exactly alpha at |S| = 5
+    alpha = sps.binomtest(5, 5, 0.5).pvalue
+    assert alpha == 0.0625
+    assert boundaries([5], [1.0], alpha) == ((5, Fraction(1, 16)),)
+    assert brute_force([5], [5]) == Fraction(1, 16)
+    [look] = sequential_looks((1,) * 5, 5, alpha, looks=1)
+    assert (look.boundary, look.decision) == (5, "better")
+    # 5 more pairs all one way can still bring p to alpha: not futile; 4 cannot
+    assert not futile(0, 0, 5, alpha) and futile(0, 0, 4, alpha)
+
+
+def test_the_design_refuses_what_it_cannot_compute() -> None:
+    for bad in (0.0, 1.0, 1.5):
+        with pytest.raises(ValueError, match=f"alpha: expected a level between 0 and 1, found {bad!r}"):
+            obf_spending(0.5, bad)
+    with pytest.raises(ValueError, match="expected at least one planned trial and one look, found 0 and 5"):
+        look_points(0, 5)
+    with pytest.raises(ValueError, match="expected at least one planned trial and one look, found 4 and 0"):
+        look_points(4, 0)
+    assert look_points(5, 1) == (5,)
+    with pytest.raises(ValueError, match="^expected one fraction per look$"):
+        boundaries([1, 2], [1.0], ALPHA)
+    for bad_counts in ([3, 2, 5], [-1, 2, 3], [-2]):
+        with pytest.raises(ValueError, match=rf"expected non-decreasing discordant counts, found {re.escape(str(bad_counts))}"):
+            boundaries(bad_counts, [1 / 3, 2 / 3, 1.0][-len(bad_counts):], ALPHA)
