@@ -228,6 +228,18 @@ def test_false_flip_rates() -> None:
     assert flip_rate([]).text() == "no pairs" and flip_rate([]).rate is None
     d = decide([trials("drop", 10, 9, 2), trials("same", 10, 5, 5)])
     assert (decision_flips(d).flips, decision_flips(d).pairs) == (1, 2)
+    # better and worse are flips, of the decisive comparisons only
+    d = decide([trials("drop", 10, 9, 2), trials("rise", 10, 2, 9), trials("rise2", 10, 1, 9), trials("same", 10, 5, 5),
+                trials("lost", 10, 5, 5, base_missing=5)])
+    assert [c.decision for c in d.comparisons] == ["worse", "better", "better", "underpowered", "indecisive"]
+    assert (decision_flips(d).flips, decision_flips(d).pairs) == (3, 4)
+    # every pair counts, whatever the last one is; the shares and the Wilson interval as scipy has them
+    many = flip_rate([(True, False), (False, True), (True, True), (False, False), (True, True), (True, False), (True, True)])
+    ci = stats.binomtest(3, 7).proportion_ci(method="wilson")
+    assert many.text() == f"3 flips in 7 pairs (43 %, 95 % CI {ci.low * 100:.0f}-{ci.high * 100:.0f} %)" == \
+        "3 flips in 7 pairs (43 %, 95 % CI 16-75 %)"
+    ci = stats.binomtest(10, 10).proportion_ci(method="wilson")
+    assert flip_rate([(True, False)] * 10).text() == f"10 flips in 10 pairs (100 %, 95 % CI {ci.low * 100:.0f}-100 %)"
 
 
 def test_the_lines_docs_statistics_shows_are_the_ones_the_core_writes() -> None:
