@@ -176,3 +176,29 @@ def test_plan_refuses_what_cannot_be_planned() -> None:
         plan(0.2, power=1)
     with pytest.raises(ValueError, match="no number of trials up to 5 per arm reaches power 0.8"):
         plan(0.2, max_trials=5)
+
+
+def test_the_least_favourable_search_grid() -> None:
+    # every 0.01 and the two rates straddling one half, (1 - D) / 2 and (1 + D) / 2 (off the grid for D = 0.15)
+    rates = least_favourable_rates(0.15)
+    assert len(rates) == 103
+    assert list(rates) == pytest.approx(sorted([i / 100 for i in range(101)] + [0.425, 0.575]), abs=1e-15)
+    assert least_favourable_rates(0.2) == tuple(i / 100 for i in range(101))  # 0.4 and 0.6 are on the grid
+
+
+def test_power_refuses_what_it_cannot_compute() -> None:
+    for n_base, n_cand in ((0, 3), (3, 0)):
+        with pytest.raises(ValueError, match=f"expected at least one graded trial per arm, found {n_base} and {n_cand}"):
+            sign_probabilities(n_base, n_cand, 0.5, 0.5)
+    with pytest.raises(ValueError, match="^alpha: expected a number strictly between 0 and 1, found 0$"):
+        plan(0.2, alpha=0)
+
+
+def test_a_suite_at_its_floor_cannot_fall() -> None:
+    # every baseline failed: the drop direction is clamped to the same rate (no case can fall, power 0),
+    # even when the effect is so small that the drop stays inside [0, 1] up to rounding
+    floor = [CaseCounts(1, 1, 0)] * 10
+    assert alternatives(0.0, 1e-13) == (0.0, 1e-13)
+    assert suite_power(floor, 1e-13, 0.05) == 0.0
+    # only the rise is an alternative: no case falls, so 6 or more rises (p <= 2 / 2^6) reject
+    assert suite_power(floor, 0.2, 0.05) == pytest.approx(stats.binom.sf(5, 10, 0.2), rel=1e-9)
