@@ -24,13 +24,17 @@ from scipy import stats
 
 from pytest_skill_eval.decision.planning import (
     ComparisonInput,
+    ComparisonPlan,
+    ModelUsage,
+    Plan,
     PlanRequest,
+    SuitePlan,
     comparison_level,
     make_plan,
     minimum_cases,
     render_plan,
 )
-from pytest_skill_eval.decision.power import least_favourable_rates, trials_for_power
+from pytest_skill_eval.decision.power import TrialPlan, least_favourable_rates, trials_for_power
 
 from .support import skill_eval
 
@@ -355,3 +359,89 @@ def test_single_run_result_gives_one_graded_baseline_trial(tmp_path: Path) -> No
             expected = trials_for_power(0.5, power=0.8, alpha=0.05, baseline_rate=float(passes))
             assert re.search(rf"{gid} {comparison['id']}\s+{passes:.2f} \({passes}/1 stored\)\s+{expected.trials}\s",
                              planned.stdout), planned.stdout
+
+
+# ---------------------------------------------------------------- the text, in process
+
+def test_render_plan_shows_the_figures_it_was_given() -> None:
+    """Every figure by hand: pi runs = groups x 2 x n; tokens and cost per stored pi run of a model
+    times its planned runs (m-a: 1000 tokens and $0.02 over 4 runs, two groups; m-b: $0.01 over 2
+    runs, one group, no tokens), partial figures "or more", a total only when every model has one."""
+    c1, c2, c3 = ComparisonInput("g1", "c1", 3, 4), ComparisonInput("g2", "c2", note="changed definition"), ComparisonInput("g3", "c3")
+    request = PlanRequest(0.2, 0.8, 0.05, "holm", (("g1", "m-a"), ("g2", "m-a"), ("g3", "m-b")), (c1, c2, c3),
+                          result="result 20260101-x (same suite)",
+                          usage=(ModelUsage("m-a", 4, 1000, 0.02, tokens_partial=True),
+                                 ModelUsage("m-b", 2, None, 0.01, cost_partial=True)))
+    plan = Plan(request, 0.05 / 3, (ComparisonPlan(c1, TrialPlan(30, 0.75, 0.81)), ComparisonPlan(c2, TrialPlan(40, 0.4, 0.8123)),
+                                    ComparisonPlan(c3, None, "no number of trials up to 2000 per arm reaches power 0.8")),
+                SuitePlan(12, 0.84, 0.45))
+    assert render_plan(plan, "suite.json") == """\
+plan suite.json: detect a pass-rate difference of 0.2 with power 0.8 at alpha 0.05 (exact power, Fisher's test per comparison, the sign test for the suite)
+  level: each comparison at alpha/3 = 0.01667 (holm over 3 comparisons: the first step's level); the suite test at alpha (one test)
+  baseline rates: observed in stored result 20260101-x (same suite)
+
+  comparison                baseline rate            trials per arm  power  pi runs
+  g1 c1                     0.75 (3/4 stored)                    30   0.81       60
+  g2 c2                     least favourable (0.40)              40   0.81       80
+  g3 c3                     least favourable            unreachable      -        -
+  suite (sign test over 3)  least favourable (0.45)              12   0.84       72
+
+  g2 c2: changed definition
+  g3 c3: no number of trials up to 2000 per arm reaches power 0.8
+
+  every comparison: --skill-eval-trials 40: 3 group(s) × 2 variant(s) × 40 trial(s) = 240 pi run(s)
+    m-a: 160 pi run(s): tokens 40000 or more, 250 per run over 4 stored; cost $0.8000
+    m-b: 80 pi run(s): tokens unavailable; cost $0.4000 or more
+    total: tokens unavailable, cost $1.2000
+  the suite decision: --skill-eval-trials 12: 3 group(s) × 2 variant(s) × 12 trial(s) = 72 pi run(s)
+    m-a: 48 pi run(s): tokens 12000 or more, 250 per run over 4 stored; cost $0.2400
+    m-b: 24 pi run(s): tokens unavailable; cost $0.1200 or more
+    total: tokens unavailable, cost $0.3600
+"""
+    c = ComparisonInput("g1", "c1", 1, 2)
+    priced_by_none = PlanRequest(0.3, 0.9, 0.1, "none", (("g1", "m-a"),), (c,), result="result r1",
+                                 usage=(ModelUsage("m-a", 2, 300, None),))
+    assert render_plan(Plan(priced_by_none, 0.1, (ComparisonPlan(c, TrialPlan(5, 0.5, 0.91)),),
+                            SuitePlan(None, None, None, "too few")), "s") == """\
+plan s: detect a pass-rate difference of 0.3 with power 0.9 at alpha 0.1 (exact power, Fisher's test per comparison, the sign test for the suite)
+  level: each comparison at alpha 0.1 (none, 1 comparison(s))
+  baseline rates: observed in stored result r1
+
+  comparison                baseline rate      trials per arm  power  pi runs
+  g1 c1                     0.50 (1/2 stored)               5   0.91       10
+  suite (sign test over 1)  -                     unreachable      -        -
+
+  suite: too few
+
+  every comparison: --skill-eval-trials 5: 1 group(s) × 2 variant(s) × 5 trial(s) = 10 pi run(s)
+    m-a: 10 pi run(s): tokens 1500, 150 per run over 2 stored; cost unavailable (no pricing: pi reported no cost)
+    total: tokens 1500, cost unavailable
+"""
+    unseen = PlanRequest(0.3, 0.9, 0.1, "holm", (("g1", "m-z"),), (c,), result="result r1", usage=(ModelUsage("m-z", 0, None, None),))
+    text = render_plan(Plan(unseen, 0.1, (ComparisonPlan(c, TrialPlan(5, 0.5, 0.91)),), SuitePlan(7, 0.95, None)), "s")
+    assert "  level: each comparison at alpha 0.1 (holm, 1 comparison(s))\n" in text
+    assert "  suite (sign test over 1)  observed                        7   0.95       14\n" in text
+    assert text.endswith("""\
+  the suite decision: --skill-eval-trials 7: 1 group(s) × 2 variant(s) × 7 trial(s) = 14 pi run(s)
+    m-z: 14 pi run(s): tokens unavailable, cost unavailable (the stored result has no pi run of this model)
+    total: tokens unavailable, cost unavailable
+""")
+    free = ComparisonInput("g1", "c1")
+    no_result = PlanRequest(0.3, 0.9, 0.1, "bh", (("g1", "m-a"),), (free,))
+    assert render_plan(Plan(no_result, 0.1, (ComparisonPlan(free, TrialPlan(5, 0.35, 0.91)),), SuitePlan(None, None, None)),
+                       "s").endswith("""\
+  baseline rates: no stored result of this suite: the least favourable baseline rate is assumed
+
+  comparison                baseline rate            trials per arm  power  pi runs
+  g1 c1                     least favourable (0.35)               5   0.91       10
+  suite (sign test over 1)  -                           unreachable      -        -
+
+  every comparison: --skill-eval-trials 5: 1 group(s) × 2 variant(s) × 5 trial(s) = 10 pi run(s)
+    tokens and cost: unavailable (no stored result of this suite)
+""")
+    nothing = PlanRequest(0.2, 0.8, 0.05, "bh", (), ())
+    assert render_plan(Plan(nothing, 0.05, (), SuitePlan(None, None, None)), "s").endswith("""\
+  level: each comparison at alpha 0.05 (bh, 0 comparison(s))
+  baseline rates: no stored result of this suite: the least favourable baseline rate is assumed
+  no comparisons: nothing to decide (a comparison pairs a baseline and a candidate check)
+""")
