@@ -32,7 +32,9 @@ from pytest_skill_eval.decision.planning import (
     comparison_level,
     make_plan,
     minimum_cases,
+    plan_suite,
     render_plan,
+    suite_rates,
 )
 from pytest_skill_eval.decision.power import TrialPlan, least_favourable_rates, trials_for_power
 
@@ -152,6 +154,80 @@ def test_too_few_comparisons_for_the_sign_test_say_so() -> None:
     text = render_plan(make_plan(request), "suite.json")
     assert "the sign test over 2 comparison(s) can never reject at alpha 0.05: it needs at least 6" in text
     assert "the suite decision" not in text
+
+
+def admitted_sign_power(n: int, rates: list[float], effect: float, alpha: float) -> float:
+    """The suite's power over the directions the cases' mean baseline rate (at n trials) admits."""
+    mean = sum(round(r * n) / n for r in rates) / len(rates)
+    return min(scipy_shifted_sign_power(n, rates, shift, alpha) for shift in (effect, -effect)
+               if -1e-12 <= mean + shift <= 1 + 1e-12)
+
+
+@pytest.mark.parametrize("rates", [[None] * 8, [0.5, None, 0.2, None, 0.9, None, 0.4, 0.6]])
+def test_least_favourable_suite_plan_agrees_with_scipy(rates: list[float | None]) -> None:
+    found = plan_suite(rates, 0.5, 0.8, 0.05)
+    assert found.trials is not None and found.power is not None and found.least_favourable_rate is not None
+    n = found.trials
+    grid = sorted({k / 20 for k in range(21)} | {0.25, 0.75})  # every 0.05 and (1 -+ D) / 2
+
+    def power(k: int, common: float) -> float:
+        return admitted_sign_power(k, [common if r is None else r for r in rates], 0.5, 0.05)
+
+    # the plan's rate is the least favourable of the grid at n, every rate reaches the power at n, none below n does all
+    powers = {common: power(n, common) for common in grid}
+    assert powers[found.least_favourable_rate] == pytest.approx(found.power, abs=1e-9) == pytest.approx(min(powers.values()))
+    assert min(powers.values()) >= 0.8
+    assert all(min(power(k, common) for common in grid) < 0.8 for k in range(1, n))
+
+
+def test_the_suite_plan_at_its_limits() -> None:
+    # exactly the fewest cases that can reject (6 at alpha 0.05) are enough to plan on
+    six = plan_suite([0.5] * 6, 0.5, 0.8, 0.05)
+    assert (six.trials, six.least_favourable_rate, six.problem) == (6, None, None)
+    assert six.power is not None and six.power == pytest.approx(admitted_sign_power(6, [0.5] * 6, 0.5, 0.05), abs=1e-9)
+    assert admitted_sign_power(5, [0.5] * 6, 0.5, 0.05) < 0.8
+    # a power exactly reached counts; so does the last n searched
+    assert plan_suite([0.5] * 6, 0.5, six.power, 0.05).trials == 6
+    assert plan_suite([0.5] * 6, 0.5, 0.8, 0.05, max_trials=6).trials == 6
+    assert plan_suite([0.5] * 6, 0.5, 0.8, 0.05, max_trials=5) == SuitePlan(
+        None, None, None, "no number of trials up to 5 per arm reaches power 0.8")
+    with pytest.raises(ValueError, match="^power: expected a number strictly between 0 and 1, found 1.0$"):
+        plan_suite([0.5] * 6, 0.5, 1.0, 0.05)
+    # one trial per arm can be enough: 10 cases at 0/1 each rise with probability 0.5, 6 or more rises reject
+    assert plan_suite([0.0] * 10, 0.5, 0.3, 0.05) == SuitePlan(1, pytest.approx(stats.binom.sf(5, 10, 0.5)), None)  # type: ignore[arg-type]
+
+
+def test_the_suite_grid_and_a_smaller_effect() -> None:
+    # the common rates searched: every 0.05 and (1 -+ D) / 2 (off that grid for D = 0.15)
+    assert list(suite_rates(0.15)) == pytest.approx(sorted([k / 20 for k in range(21)] + [0.425, 0.575]), abs=1e-15)
+    # a smaller effect: the least favourable common rate of 8 free cases, as scipy has it at n
+    free = plan_suite([None] * 8, 0.3, 0.8, 0.05)
+    assert (free.trials, free.least_favourable_rate) == (16, 0.6)
+    assert free.power == pytest.approx(admitted_sign_power(16, [0.6] * 8, 0.3, 0.05), abs=1e-9)
+    with pytest.raises(ValueError, match="^power: expected a number strictly between 0 and 1, found 1.0$"):
+        make_plan(PlanRequest(0.5, 1.0, 0.05, "holm", (), ()))
+    with pytest.raises(ValueError, match="^alpha: expected a number strictly between 0 and 1, found 0$"):
+        minimum_cases(0)
+    with pytest.raises(ValueError, match="^adjustment: expected one of holm, bh, none, found 'sidak'$"):
+        comparison_level(0.05, 2, "sidak")  # type: ignore[arg-type]
+
+
+def test_render_plan_level_line_and_models_without_usage() -> None:
+    c1, c2 = ComparisonInput("g1", "c1", 1, 2), ComparisonInput("g2", "c2", 1, 2)
+    items = (ComparisonPlan(c1, TrialPlan(5, 0.5, 0.91)), ComparisonPlan(c2, TrialPlan(5, 0.5, 0.91)))
+    for adjustment, line in (("none", "  level: each comparison at alpha 0.1 (none, 2 comparison(s))"),
+                             ("holm", "  level: each comparison at alpha/2 = 0.05 (holm over 2 comparisons: the first step's "
+                                      "level); the suite test at alpha (one test)")):
+        request = PlanRequest(0.3, 0.9, 0.1, adjustment, (("g1", "m-0"), ("g2", "m-a")), (c1, c2),  # type: ignore[arg-type]
+                              result="result r1", usage=(ModelUsage("m-a", 2, 300, 0.5),))
+        text = render_plan(Plan(request, 0.1 if adjustment == "none" else 0.05, items, SuitePlan(None, None, None)), "s")
+        assert text.splitlines()[1] == line
+        # a model the stored result has no run of does not hide the others
+        assert text.endswith("""\
+    m-0: 10 pi run(s): tokens unavailable, cost unavailable (the stored result has no pi run of this model)
+    m-a: 10 pi run(s): tokens 1500, 150 per run over 2 stored; cost $2.5000
+    total: tokens unavailable, cost unavailable
+""")
 
 
 # --------------------------------------------------------------------------- the command
