@@ -521,3 +521,10 @@ plan s: detect a pass-rate difference of 0.3 with power 0.9 at alpha 0.1 (exact 
   baseline rates: no stored result of this suite: the least favourable baseline rate is assumed
   no comparisons: nothing to decide (a comparison pairs a baseline and a candidate check)
 """)
+
+
+def test_a_comparison_the_power_core_refuses_is_reported_not_raised() -> None:
+    # stored counts that are no rate (5 passes of 4): the core's refusal becomes the comparison's problem
+    bad = ComparisonInput("g", "c", 5, 4)
+    plan = make_plan(PlanRequest(0.5, 0.8, 0.05, "none", (("g", "m"),), (bad,)))
+    assert plan.comparisons == (ComparisonPlan(bad, None, "baseline rate: expected a rate from 0 to 1, found 1.25"),)
