@@ -49,6 +49,8 @@ FAST_TESTS = [
     "tests/host/test_protocol_streams.py",
     "tests/definitions",
     "tests/paths",
+    "tests/stats",
+    "tests/commands/test_plan.py",
 ]
 #: Fuzz tests that take seconds each: they only look for crashes, and every mutant they
 #: reach would pay for them. They stay in the normal suite.
@@ -59,8 +61,16 @@ SLOW_FUZZ = [
     "tests/grading/test_group.py::test_garbage_expectations_never_raise",
     "tests/definitions/test_hostile_definitions.py::test_collection_of_a_directory_skips_a_fifo_without_hanging",
 ]
+#: Simulations of the decision core (type-I error, planned detection...) that take seconds
+#: each; fast tests against scipy or brute-force enumeration pin the same logic.
+SLOW_SIMULATIONS = [f"tests/stats/{t}" for t in (
+    "test_type_one.py", "test_planned_detection.py", "test_power.py::test_fisher_power_agrees_with_a_seeded_simulation",
+    "test_sequential.py::test_exact_type_one_error", "test_sequential.py::test_simulated_type_one_error",
+    "test_decision_cases.py::test_identical_arms_on_the_stochastic_stand_in",
+)] + [f"tests/commands/test_plan.py::test_{t}" for t in (  # subprocesses: they run the installed package, not the mutant
+    "cli_without", "unreadable_stored", "bad_options", "definition_that_does_not_load")]
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-p", "no:xdist", "-m", "not pi", "-q",
-               *(arg for test in SLOW_FUZZ for arg in ("--deselect", test))]
+               *(arg for test in SLOW_FUZZ + SLOW_SIMULATIONS for arg in ("--deselect", test))]
 
 MODULES: dict[str, str] = {
     "group": "pytest_skill_eval/grading/group.py",
@@ -81,6 +91,9 @@ MODULES: dict[str, str] = {
     "document": "pytest_skill_eval/definitions/document.py",
     "rules": "pytest_skill_eval/definitions/rules.py",
     "loading": "pytest_skill_eval/definitions/loading.py",
+    **{m: f"pytest_skill_eval/decision/{m}.py" for m in (
+        "exact", "multiplicity", "suite", "stopping", "sequential", "power", "planning", "calibration")},
+    "decision_cases": "pytest_skill_eval/decision_cases.py",
 }
 #: Modules scored on every n-th mutant only (a fixed, reproducible sample).
 SAMPLED: dict[str, int] = {"rules": 60, "loading": 40}
@@ -178,7 +191,7 @@ def configure(copy: Path, source: str) -> None:
         + f"only_mutate = {toml_list([source])}\n"
         + f"pytest_add_cli_args = {toml_list(PYTEST_ARGS)}\n"
         + f"pytest_add_cli_args_test_selection = {toml_list(tests)}\n"
-        + 'also_copy = ["conftest.py"]\n'
+        + 'also_copy = ["conftest.py", "docs"]\n'
         + "use_git_change_detection = false\n"
     )
 

@@ -24,13 +24,19 @@ from scipy import stats
 
 from pytest_skill_eval.decision.planning import (
     ComparisonInput,
+    ComparisonPlan,
+    ModelUsage,
+    Plan,
     PlanRequest,
+    SuitePlan,
     comparison_level,
     make_plan,
     minimum_cases,
+    plan_suite,
     render_plan,
+    suite_rates,
 )
-from pytest_skill_eval.decision.power import least_favourable_rates, trials_for_power
+from pytest_skill_eval.decision.power import TrialPlan, least_favourable_rates, trials_for_power
 
 from .support import skill_eval
 
@@ -148,6 +154,80 @@ def test_too_few_comparisons_for_the_sign_test_say_so() -> None:
     text = render_plan(make_plan(request), "suite.json")
     assert "the sign test over 2 comparison(s) can never reject at alpha 0.05: it needs at least 6" in text
     assert "the suite decision" not in text
+
+
+def admitted_sign_power(n: int, rates: list[float], effect: float, alpha: float) -> float:
+    """The suite's power over the directions the cases' mean baseline rate (at n trials) admits."""
+    mean = sum(round(r * n) / n for r in rates) / len(rates)
+    return min(scipy_shifted_sign_power(n, rates, shift, alpha) for shift in (effect, -effect)
+               if -1e-12 <= mean + shift <= 1 + 1e-12)
+
+
+@pytest.mark.parametrize("rates", [[None] * 8, [0.5, None, 0.2, None, 0.9, None, 0.4, 0.6]])
+def test_least_favourable_suite_plan_agrees_with_scipy(rates: list[float | None]) -> None:
+    found = plan_suite(rates, 0.5, 0.8, 0.05)
+    assert found.trials is not None and found.power is not None and found.least_favourable_rate is not None
+    n = found.trials
+    grid = sorted({k / 20 for k in range(21)} | {0.25, 0.75})  # every 0.05 and (1 -+ D) / 2
+
+    def power(k: int, common: float) -> float:
+        return admitted_sign_power(k, [common if r is None else r for r in rates], 0.5, 0.05)
+
+    # the plan's rate is the least favourable of the grid at n, every rate reaches the power at n, none below n does all
+    powers = {common: power(n, common) for common in grid}
+    assert powers[found.least_favourable_rate] == pytest.approx(found.power, abs=1e-9) == pytest.approx(min(powers.values()))
+    assert min(powers.values()) >= 0.8
+    assert all(min(power(k, common) for common in grid) < 0.8 for k in range(1, n))
+
+
+def test_the_suite_plan_at_its_limits() -> None:
+    # exactly the fewest cases that can reject (6 at alpha 0.05) are enough to plan on
+    six = plan_suite([0.5] * 6, 0.5, 0.8, 0.05)
+    assert (six.trials, six.least_favourable_rate, six.problem) == (6, None, None)
+    assert six.power is not None and six.power == pytest.approx(admitted_sign_power(6, [0.5] * 6, 0.5, 0.05), abs=1e-9)
+    assert admitted_sign_power(5, [0.5] * 6, 0.5, 0.05) < 0.8
+    # a power exactly reached counts; so does the last n searched
+    assert plan_suite([0.5] * 6, 0.5, six.power, 0.05).trials == 6
+    assert plan_suite([0.5] * 6, 0.5, 0.8, 0.05, max_trials=6).trials == 6
+    assert plan_suite([0.5] * 6, 0.5, 0.8, 0.05, max_trials=5) == SuitePlan(
+        None, None, None, "no number of trials up to 5 per arm reaches power 0.8")
+    with pytest.raises(ValueError, match="^power: expected a number strictly between 0 and 1, found 1.0$"):
+        plan_suite([0.5] * 6, 0.5, 1.0, 0.05)
+    # one trial per arm can be enough: 10 cases at 0/1 each rise with probability 0.5, 6 or more rises reject
+    assert plan_suite([0.0] * 10, 0.5, 0.3, 0.05) == SuitePlan(1, pytest.approx(stats.binom.sf(5, 10, 0.5)), None)  # type: ignore[arg-type]
+
+
+def test_the_suite_grid_and_a_smaller_effect() -> None:
+    # the common rates searched: every 0.05 and (1 -+ D) / 2 (off that grid for D = 0.15)
+    assert list(suite_rates(0.15)) == pytest.approx(sorted([k / 20 for k in range(21)] + [0.425, 0.575]), abs=1e-15)
+    # a smaller effect: the least favourable common rate of 8 free cases, as scipy has it at n
+    free = plan_suite([None] * 8, 0.3, 0.8, 0.05)
+    assert (free.trials, free.least_favourable_rate) == (16, 0.6)
+    assert free.power == pytest.approx(admitted_sign_power(16, [0.6] * 8, 0.3, 0.05), abs=1e-9)
+    with pytest.raises(ValueError, match="^power: expected a number strictly between 0 and 1, found 1.0$"):
+        make_plan(PlanRequest(0.5, 1.0, 0.05, "holm", (), ()))
+    with pytest.raises(ValueError, match="^alpha: expected a number strictly between 0 and 1, found 0$"):
+        minimum_cases(0)
+    with pytest.raises(ValueError, match="^adjustment: expected one of holm, bh, none, found 'sidak'$"):
+        comparison_level(0.05, 2, "sidak")  # type: ignore[arg-type]
+
+
+def test_render_plan_level_line_and_models_without_usage() -> None:
+    c1, c2 = ComparisonInput("g1", "c1", 1, 2), ComparisonInput("g2", "c2", 1, 2)
+    items = (ComparisonPlan(c1, TrialPlan(5, 0.5, 0.91)), ComparisonPlan(c2, TrialPlan(5, 0.5, 0.91)))
+    for adjustment, line in (("none", "  level: each comparison at alpha 0.1 (none, 2 comparison(s))"),
+                             ("holm", "  level: each comparison at alpha/2 = 0.05 (holm over 2 comparisons: the first step's "
+                                      "level); the suite test at alpha (one test)")):
+        request = PlanRequest(0.3, 0.9, 0.1, adjustment, (("g1", "m-0"), ("g2", "m-a")), (c1, c2),  # type: ignore[arg-type]
+                              result="result r1", usage=(ModelUsage("m-a", 2, 300, 0.5),))
+        text = render_plan(Plan(request, 0.1 if adjustment == "none" else 0.05, items, SuitePlan(None, None, None)), "s")
+        assert text.splitlines()[1] == line
+        # a model the stored result has no run of does not hide the others
+        assert text.endswith("""\
+    m-0: 10 pi run(s): tokens unavailable, cost unavailable (the stored result has no pi run of this model)
+    m-a: 10 pi run(s): tokens 1500, 150 per run over 2 stored; cost $2.5000
+    total: tokens unavailable, cost unavailable
+""")
 
 
 # --------------------------------------------------------------------------- the command
@@ -355,3 +435,96 @@ def test_single_run_result_gives_one_graded_baseline_trial(tmp_path: Path) -> No
             expected = trials_for_power(0.5, power=0.8, alpha=0.05, baseline_rate=float(passes))
             assert re.search(rf"{gid} {comparison['id']}\s+{passes:.2f} \({passes}/1 stored\)\s+{expected.trials}\s",
                              planned.stdout), planned.stdout
+
+
+# ---------------------------------------------------------------- the text, in process
+
+def test_render_plan_shows_the_figures_it_was_given() -> None:
+    """Every figure by hand: pi runs = groups x 2 x n; tokens and cost per stored pi run of a model
+    times its planned runs (m-a: 1000 tokens and $0.02 over 4 runs, two groups; m-b: $0.01 over 2
+    runs, one group, no tokens), partial figures "or more", a total only when every model has one."""
+    c1, c2, c3 = ComparisonInput("g1", "c1", 3, 4), ComparisonInput("g2", "c2", note="changed definition"), ComparisonInput("g3", "c3")
+    request = PlanRequest(0.2, 0.8, 0.05, "holm", (("g1", "m-a"), ("g2", "m-a"), ("g3", "m-b")), (c1, c2, c3),
+                          result="result 20260101-x (same suite)",
+                          usage=(ModelUsage("m-a", 4, 1000, 0.02, tokens_partial=True),
+                                 ModelUsage("m-b", 2, None, 0.01, cost_partial=True)))
+    plan = Plan(request, 0.05 / 3, (ComparisonPlan(c1, TrialPlan(30, 0.75, 0.81)), ComparisonPlan(c2, TrialPlan(40, 0.4, 0.8123)),
+                                    ComparisonPlan(c3, None, "no number of trials up to 2000 per arm reaches power 0.8")),
+                SuitePlan(12, 0.84, 0.45))
+    assert render_plan(plan, "suite.json") == """\
+plan suite.json: detect a pass-rate difference of 0.2 with power 0.8 at alpha 0.05 (exact power, Fisher's test per comparison, the sign test for the suite)
+  level: each comparison at alpha/3 = 0.01667 (holm over 3 comparisons: the first step's level); the suite test at alpha (one test)
+  baseline rates: observed in stored result 20260101-x (same suite)
+
+  comparison                baseline rate            trials per arm  power  pi runs
+  g1 c1                     0.75 (3/4 stored)                    30   0.81       60
+  g2 c2                     least favourable (0.40)              40   0.81       80
+  g3 c3                     least favourable            unreachable      -        -
+  suite (sign test over 3)  least favourable (0.45)              12   0.84       72
+
+  g2 c2: changed definition
+  g3 c3: no number of trials up to 2000 per arm reaches power 0.8
+
+  every comparison: --skill-eval-trials 40: 3 group(s) × 2 variant(s) × 40 trial(s) = 240 pi run(s)
+    m-a: 160 pi run(s): tokens 40000 or more, 250 per run over 4 stored; cost $0.8000
+    m-b: 80 pi run(s): tokens unavailable; cost $0.4000 or more
+    total: tokens unavailable, cost $1.2000
+  the suite decision: --skill-eval-trials 12: 3 group(s) × 2 variant(s) × 12 trial(s) = 72 pi run(s)
+    m-a: 48 pi run(s): tokens 12000 or more, 250 per run over 4 stored; cost $0.2400
+    m-b: 24 pi run(s): tokens unavailable; cost $0.1200 or more
+    total: tokens unavailable, cost $0.3600
+"""
+    c = ComparisonInput("g1", "c1", 1, 2)
+    priced_by_none = PlanRequest(0.3, 0.9, 0.1, "none", (("g1", "m-a"),), (c,), result="result r1",
+                                 usage=(ModelUsage("m-a", 2, 300, None),))
+    assert render_plan(Plan(priced_by_none, 0.1, (ComparisonPlan(c, TrialPlan(5, 0.5, 0.91)),),
+                            SuitePlan(None, None, None, "too few")), "s") == """\
+plan s: detect a pass-rate difference of 0.3 with power 0.9 at alpha 0.1 (exact power, Fisher's test per comparison, the sign test for the suite)
+  level: each comparison at alpha 0.1 (none, 1 comparison(s))
+  baseline rates: observed in stored result r1
+
+  comparison                baseline rate      trials per arm  power  pi runs
+  g1 c1                     0.50 (1/2 stored)               5   0.91       10
+  suite (sign test over 1)  -                     unreachable      -        -
+
+  suite: too few
+
+  every comparison: --skill-eval-trials 5: 1 group(s) × 2 variant(s) × 5 trial(s) = 10 pi run(s)
+    m-a: 10 pi run(s): tokens 1500, 150 per run over 2 stored; cost unavailable (no pricing: pi reported no cost)
+    total: tokens 1500, cost unavailable
+"""
+    unseen = PlanRequest(0.3, 0.9, 0.1, "holm", (("g1", "m-z"),), (c,), result="result r1", usage=(ModelUsage("m-z", 0, None, None),))
+    text = render_plan(Plan(unseen, 0.1, (ComparisonPlan(c, TrialPlan(5, 0.5, 0.91)),), SuitePlan(7, 0.95, None)), "s")
+    assert "  level: each comparison at alpha 0.1 (holm, 1 comparison(s))\n" in text
+    assert "  suite (sign test over 1)  observed                        7   0.95       14\n" in text
+    assert text.endswith("""\
+  the suite decision: --skill-eval-trials 7: 1 group(s) × 2 variant(s) × 7 trial(s) = 14 pi run(s)
+    m-z: 14 pi run(s): tokens unavailable, cost unavailable (the stored result has no pi run of this model)
+    total: tokens unavailable, cost unavailable
+""")
+    free = ComparisonInput("g1", "c1")
+    no_result = PlanRequest(0.3, 0.9, 0.1, "bh", (("g1", "m-a"),), (free,))
+    assert render_plan(Plan(no_result, 0.1, (ComparisonPlan(free, TrialPlan(5, 0.35, 0.91)),), SuitePlan(None, None, None)),
+                       "s").endswith("""\
+  baseline rates: no stored result of this suite: the least favourable baseline rate is assumed
+
+  comparison                baseline rate            trials per arm  power  pi runs
+  g1 c1                     least favourable (0.35)               5   0.91       10
+  suite (sign test over 1)  -                           unreachable      -        -
+
+  every comparison: --skill-eval-trials 5: 1 group(s) × 2 variant(s) × 5 trial(s) = 10 pi run(s)
+    tokens and cost: unavailable (no stored result of this suite)
+""")
+    nothing = PlanRequest(0.2, 0.8, 0.05, "bh", (), ())
+    assert render_plan(Plan(nothing, 0.05, (), SuitePlan(None, None, None)), "s").endswith("""\
+  level: each comparison at alpha 0.05 (bh, 0 comparison(s))
+  baseline rates: no stored result of this suite: the least favourable baseline rate is assumed
+  no comparisons: nothing to decide (a comparison pairs a baseline and a candidate check)
+""")
+
+
+def test_a_comparison_the_power_core_refuses_is_reported_not_raised() -> None:
+    # stored counts that are no rate (5 passes of 4): the core's refusal becomes the comparison's problem
+    bad = ComparisonInput("g", "c", 5, 4)
+    plan = make_plan(PlanRequest(0.5, 0.8, 0.05, "none", (("g", "m"),), (bad,)))
+    assert plan.comparisons == (ComparisonPlan(bad, None, "baseline rate: expected a rate from 0 to 1, found 1.25"),)

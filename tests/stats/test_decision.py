@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from fractions import Fraction
 from pathlib import Path
 
@@ -95,6 +96,8 @@ def test_coverage_floor_for_comparisons_and_for_the_suite() -> None:
     # one more indecisive comparison: 4 of 6 is below the floor, and the suite is indecisive
     d = decide([at_floor, below, trials("z", 10, 1, 1, cand_missing=5), *[trials(f"c{i}", 10, 5, 5) for i in range(3)]])
     assert (d.decision, d.p_value, d.power) == ("indecisive", None, None)
+    # its counts are still the decisive comparisons': a higher (3/8 -> 8/8 over 8 each), 3 ties
+    assert (d.higher, d.lower, d.ties) == (1, 0, 3)
     assert d.line() == "indecisive: 4 of 6 comparisons graded in at least 80 % of planned trials (67 %, floor 80 %)"
     # a single run whose candidate was not graded is indecisive, never a failure
     assert decide([single("x", True, None)]).comparisons[0].decision == "indecisive"
@@ -126,6 +129,10 @@ def test_comparison_power_is_taken_at_the_strictest_level_of_its_family() -> Non
     expected = comparison_power(120, 120, 0.5, 0.2, 0.05 / 4)
     assert [c.power for c in d.comparisons] == [expected] * 4
     assert d.comparisons[0].decision == ("no detectable difference" if expected >= 0.8 else "underpowered")
+    # without an adjustment every comparison faces alpha itself; a family of one faces alpha under holm too
+    unadjusted = decide(cases, DecisionRules(adjustment="none"))
+    assert [c.power for c in unadjusted.comparisons] == [comparison_power(120, 120, 0.5, 0.2, 0.05)] * 4
+    assert decide(cases[:1]).comparisons[0].power == comparison_power(120, 120, 0.5, 0.2, 0.05)
     alone = decide(cases[:1], DecisionRules(adjustment="none")).comparisons[0]
     assert alone.power == comparison_power(120, 120, 0.5, 0.2, 0.05) >= 0.8 > expected
     assert alone.line(DecisionRules(adjustment="none")) == f"no detectable difference: 60/120 -> 60/120, p = 1, power {alone.power:.2f} to detect 0.2"
@@ -182,6 +189,32 @@ def test_rules_and_evidence_refuse_bad_values_with_what_was_found() -> None:
         signed_rank_exact([float("nan")])  # type: ignore[list-item]
     with pytest.raises(ValueError, match="expected each comparison once, found a more than once"):
         decide([single("a", True, True), single("a", True, False)])
+    with pytest.raises(ValueError, match="expected each comparison once, found a, b more than once"):
+        decide([single(i, True, True) for i in "babca"])
+    with pytest.raises(ValueError, match="coverage floor: expected a share above 0 and at most 1, found 0"):
+        DecisionRules(coverage_floor=0)
+
+
+def test_the_boundaries_are_inclusive() -> None:
+    # significant is p <= alpha: Fisher's p of 3/3 -> 0/3 is 2 / C(6, 3) = 0.1, as scipy has it
+    assert stats.fisher_exact([[3, 0], [0, 3]]).pvalue == pytest.approx(0.1, rel=1e-12)
+    [drop] = decide([trials("drop", 3, 3, 0)], DecisionRules(alpha=0.1)).comparisons
+    assert (drop.p_value, drop.adjusted_p_value, drop.decision) == (0.1, 0.1, "worse")
+    # the suite's sign test: 5 of 5 one way has p = 2 / 2^5 = 0.0625
+    at_alpha = DecisionRules(alpha=stats.binomtest(5, 5, 0.5).pvalue)
+    assert at_alpha.alpha == 0.0625
+    assert decide(suite_of(5, 0, 0), at_alpha).decision == "better"
+    assert decide(suite_of(0, 5, 0), at_alpha).decision == "worse"
+    # power at the target is enough for "no detectable difference"; a hair below it is underpowered
+    ties = suite_of(0, 0, 40)
+    power = decide(ties).power
+    assert power is not None
+    assert decide(ties, DecisionRules(target_power=power)).decision == "no detectable difference"
+    assert decide(ties, DecisionRules(target_power=math.nextafter(power, 1.0))).decision == "underpowered"
+    # a coverage floor of 1 is allowed: every planned trial graded, or indecisive
+    full = DecisionRules(coverage_floor=1.0)
+    assert decide([trials("all", 4, 2, 2)], full).comparisons[0].decision != "indecisive"
+    assert decide([trials("one-lost", 4, 2, 2, cand_missing=1)], full).decision == "indecisive"
 
 
 def test_false_flip_rates() -> None:
@@ -195,6 +228,18 @@ def test_false_flip_rates() -> None:
     assert flip_rate([]).text() == "no pairs" and flip_rate([]).rate is None
     d = decide([trials("drop", 10, 9, 2), trials("same", 10, 5, 5)])
     assert (decision_flips(d).flips, decision_flips(d).pairs) == (1, 2)
+    # better and worse are flips, of the decisive comparisons only
+    d = decide([trials("drop", 10, 9, 2), trials("rise", 10, 2, 9), trials("rise2", 10, 1, 9), trials("same", 10, 5, 5),
+                trials("lost", 10, 5, 5, base_missing=5)])
+    assert [c.decision for c in d.comparisons] == ["worse", "better", "better", "underpowered", "indecisive"]
+    assert (decision_flips(d).flips, decision_flips(d).pairs) == (3, 4)
+    # every pair counts, whatever the last one is; the shares and the Wilson interval as scipy has them
+    many = flip_rate([(True, False), (False, True), (True, True), (False, False), (True, True), (True, False), (True, True)])
+    ci = stats.binomtest(3, 7).proportion_ci(method="wilson")
+    assert many.text() == f"3 flips in 7 pairs (43 %, 95 % CI {ci.low * 100:.0f}-{ci.high * 100:.0f} %)" == \
+        "3 flips in 7 pairs (43 %, 95 % CI 16-75 %)"
+    ci = stats.binomtest(10, 10).proportion_ci(method="wilson")
+    assert flip_rate([(True, False)] * 10).text() == f"10 flips in 10 pairs (100 %, 95 % CI {ci.low * 100:.0f}-100 %)"
 
 
 def test_the_lines_docs_statistics_shows_are_the_ones_the_core_writes() -> None:

@@ -21,10 +21,21 @@ import pytest
 from scipy.stats import binomtest, fisher_exact
 
 from pytest_skill_eval.decision import ComparisonEvidence, DecisionRules, decide
-from pytest_skill_eval.decision_cases import comparison_bound, grade_cases, trial_cases, verdict_cases
+from pytest_skill_eval.decision_cases import (
+    GroupCases,
+    comparison_bound,
+    decided,
+    grade_cases,
+    lost_trial_runs,
+    planned_trials,
+    split_case_id,
+    trial_cases,
+    verdict_cases,
+)
+from pytest_skill_eval.evidence.stop_records import StoppingRecord
 from pytest_skill_eval.grading.aggregate import Trial, aggregate
 from pytest_skill_eval.grading.results import ComparisonResult, ExpectationResult, GroupGrade
-from pytest_skill_eval.policy import VariantState, judge_trials
+from pytest_skill_eval.policy import VariantState, Verdict, judge_trials
 from pytest_skill_eval.scripted.format import load_script
 from pytest_skill_eval.scripted.replies import Arm
 
@@ -71,6 +82,78 @@ def test_a_trial_verdict_gives_its_counts() -> None:
     assert case.planned == 6 and found.lost_runs == {"baseline": 2, "candidate": 2}
 
 
+BOTH = {"baseline": "complete", "candidate": "complete"}
+
+
+def states(baseline: str, candidate: str) -> tuple[VariantState, VariantState]:
+    return VariantState("baseline", baseline, None, "x"), VariantState("candidate", candidate, None, "x")
+
+
+def single_verdict(baseline: str, candidate: str, grade_: GroupGrade) -> Verdict:
+    return Verdict(result_id="r", group_id="g", position=3, group_state="complete", grade_state="graded",
+                   group_dir="x", fail_on="candidate", variants=states(baseline, candidate),
+                   expectations=grade_.expectations, comparisons=grade_.comparisons, grade_errors=())
+
+
+def test_a_single_run_verdicts_cases_and_lost_runs() -> None:
+    g = grade("g", "pass", "fail")
+    found = verdict_cases(single_verdict("complete", "timeout", g))
+    assert found == GroupCases("g", 3, (ComparisonEvidence("g/c", (True,), (False,)),), {"baseline": 0, "candidate": 1})
+    assert verdict_cases(single_verdict("complete", "complete", g)).lost_runs == {"baseline": 0, "candidate": 0}
+    # a variant not selected: nothing was compared, nothing lost
+    assert verdict_cases(single_verdict("complete", "not-selected", g)) == GroupCases("g", 3, (), {})
+    # a comparison naming no baseline expectation has no baseline outcome
+    lone = GroupGrade("g", "graded", g.expectations, (ComparisonResult("c", "", "c", "not-comparable"),))
+    assert grade_cases("g", lone) == (ComparisonEvidence("g/c", (None,), (False,)),)
+    assert split_case_id("g/c") == ("g", "c")
+
+
+def test_a_trial_verdicts_cases_count_the_trials_a_stop_rule_ran() -> None:
+    runs = [BOTH, {"baseline": "complete", "candidate": "timeout"}, BOTH, {"baseline": "complete", "candidate": "not-selected"}]
+    trials = [Trial(n, grade("g", "pass", "fail" if n == 2 else "pass"), r) for n, r in enumerate(runs, 1)]
+    agg = aggregate("g", 10, trials)  # 4 of 10 ran
+    assert lost_trial_runs(agg, ["baseline", "candidate"]) == {"baseline": 6, "candidate": 7}
+    assert lost_trial_runs(agg, ["baseline", "candidate", "other"], 4) == {"baseline": 0, "candidate": 1, "other": 0}
+    stopped = StoppingRecord("curtail", 10, 4, True, "decided", "regression", 1.0, 0.05, ())
+    assert planned_trials(agg, stopped) == 4 and planned_trials(agg, None) == 10
+    assert planned_trials(agg, StoppingRecord("curtail", 10, 4, False, "open", "regression", 1.0, 0.05, ())) == 10
+    verdict = judge_trials(states("complete", "complete"), agg, group_id="g", position=2, group_state="complete",
+                           group_dir="x", fail_on="regression", pass_rate=1.0, alpha=0.05, result_id="r", stopping=stopped)
+    found = verdict_cases(verdict)
+    assert found == GroupCases("g", 2, (ComparisonEvidence("g/c", (True,) * 4, (True, True, True, False)),),
+                               {"baseline": 0, "candidate": 1})
+    # the trials' own cases over the trials the rule ran, by trial number
+    assert trial_cases("g", agg, {t.number: t.grade for t in trials}, 4) == (
+        ComparisonEvidence("g/c", (True,) * 4, (True, False, True, True)),)
+    # a variant not selected: no cases, the lost runs of the selected one
+    alone = judge_trials(states("complete", "not-selected"), agg, group_id="g", position=2, group_state="complete",
+                         group_dir="x", fail_on="regression", pass_rate=1.0, alpha=0.05, result_id="r")
+    assert verdict_cases(alone) == GroupCases("g", 2, (), {"baseline": 6})
+    alone_stopped = judge_trials(states("complete", "not-selected"), agg, group_id="g", position=2, group_state="complete",
+                                 group_dir="x", fail_on="regression", pass_rate=1.0, alpha=0.05, result_id="r",
+                                 stopping=stopped)
+    assert verdict_cases(alone_stopped) == GroupCases("g", 2, (), {"baseline": 0})  # the 6 not run were never due
+
+
+def test_decided_adds_the_bound_over_the_family() -> None:
+    trials = [Trial(n, grade("g", "pass", "fail" if n <= 8 else "pass"), BOTH) for n in range(1, 11)]
+    verdict = judge_trials(states("complete", "complete"), aggregate("g", 10, trials), group_id="g", position=1,
+                           group_state="complete", group_dir="x", fail_on="regression", pass_rate=1.0, alpha=0.05,
+                           result_id="r")
+    rules = DecisionRules()
+    p = fisher_exact([[10, 0], [2, 8]]).pvalue
+    for family, required in ((1, False), (3, True), (100, False)):
+        d = decided(verdict, rules, family, require_power=required)
+        assert (d.rules, d.require_power, list(d.decisions)) == (rules, required, ["c"])
+        c = d.decisions["c"]
+        # Holm with the family's other p-values at 1: this one is multiplied by the family size
+        assert c.adjusted_p_value == pytest.approx(min(1.0, family * p), rel=1e-9)
+        assert c.decision == ("worse" if family * p <= 0.05 else "underpowered")
+    assert decided(verdict, rules, 1).require_power is False
+    single = single_verdict("complete", "complete", grade("g", "pass", "fail"))
+    assert decided(single, rules, 5) is single
+
+
 def holm_by_hand(p_values: list[float]) -> list[float]:
     order = sorted(range(len(p_values)), key=lambda i: p_values[i])
     adjusted = [0.0] * len(p_values)
@@ -98,8 +181,8 @@ def test_an_items_bound_is_never_more_significant_than_the_whole_familys_decisio
         whole = decide(evidence, rules)
         raw = [fisher_exact([[sum(b), n - sum(b)], [sum(c), n - sum(c)]]).pvalue for b, c in cases]
         by_hand = holm_by_hand(raw)
-        for k, decided in enumerate(whole.comparisons):
-            assert decided.adjusted_p_value == pytest.approx(by_hand[k], rel=1e-9, abs=1e-12)
+        for k, whole_k in enumerate(whole.comparisons):
+            assert whole_k.adjusted_p_value == pytest.approx(by_hand[k], rel=1e-9, abs=1e-12)
         own = rng.randrange(m)
         (bound,) = comparison_bound([evidence[own]], m, rules)
         assert bound.adjusted_p_value == pytest.approx(min(1.0, m * raw[own]), rel=1e-9, abs=1e-12)

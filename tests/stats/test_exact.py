@@ -90,6 +90,8 @@ def test_signed_rank_of_single_runs_is_the_sign_test() -> None:
         result = signed_rank_exact(differences)
         assert result.p_value == pytest.approx(mcnemar_exact(up, down), rel=1e-12)
         assert (result.n, result.zeros) == (up + down, ties)
+        # every magnitude ties at the mid-rank (n + 1) / 2; with nothing ranked T+ is 0
+        assert result.statistic == Fraction(up * (up + down + 1), 2)
 
 
 def test_signed_rank_uses_exact_values() -> None:

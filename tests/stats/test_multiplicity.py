@@ -21,6 +21,8 @@ HOLM = [
     # ties: 3*0.01 = 0.03 for both tied values (the second 2*0.01 = 0.02 is raised to 0.03)
     ([0.01, 0.01, 0.04], [0.03, 0.03, 0.04]),
     ([0.2], [0.2]),
+    # the ends of the range are p-values: 0 stays 0, 1 stays 1
+    ([0.0, 1.0, 0.02], [0.0, 1.0, 0.04]),
     ([], []),
 ]
 
@@ -55,6 +57,9 @@ def test_adjustments_keep_order_stay_valid_and_rank_like_the_raw_values() -> Non
         # holm is never less strict than bh
         assert all(b <= h for b, h in zip(benjamini_hochberg(raw), holm(raw), strict=True))
     assert adjust([0.3, 0.01], "none") == (0.3, 0.01)
+    assert adjust([0.0, 1.0], "none") == (0.0, 1.0)
+    assert benjamini_hochberg([0.0, 1.0, 0.02]) == pytest.approx(
+        list(stats.false_discovery_control([0.0, 1.0, 0.02], method="bh")), rel=1e-12)
 
 
 def test_bad_input_is_refused_with_what_was_found() -> None:

@@ -19,6 +19,7 @@ from scipy import stats
 from pytest_skill_eval.decision import CaseCounts, comparison_power, fisher_power, sign_test_power, suite_power
 from pytest_skill_eval.decision import trials_for_power as plan
 from pytest_skill_eval.decision.power import (
+    RATE_SLACK,
     alternatives,
     binomial_pmf,
     fisher_rejection_region,
@@ -176,3 +177,69 @@ def test_plan_refuses_what_cannot_be_planned() -> None:
         plan(0.2, power=1)
     with pytest.raises(ValueError, match="no number of trials up to 5 per arm reaches power 0.8"):
         plan(0.2, max_trials=5)
+
+
+def test_the_least_favourable_search_grid() -> None:
+    # every 0.01 and the two rates straddling one half, (1 - D) / 2 and (1 + D) / 2 (off the grid for D = 0.15)
+    rates = least_favourable_rates(0.15)
+    assert len(rates) == 103
+    assert list(rates) == pytest.approx(sorted([i / 100 for i in range(101)] + [0.425, 0.575]), abs=1e-15)
+    assert least_favourable_rates(0.2) == tuple(i / 100 for i in range(101))  # 0.4 and 0.6 are on the grid
+
+
+def test_power_refuses_what_it_cannot_compute() -> None:
+    for n_base, n_cand in ((0, 3), (3, 0)):
+        with pytest.raises(ValueError, match=f"expected at least one graded trial per arm, found {n_base} and {n_cand}"):
+            sign_probabilities(n_base, n_cand, 0.5, 0.5)
+    with pytest.raises(ValueError, match="^alpha: expected a number strictly between 0 and 1, found 0$"):
+        plan(0.2, alpha=0)
+
+
+def test_a_suite_at_its_floor_cannot_fall() -> None:
+    # every baseline failed: the drop direction is clamped to the same rate (no case can fall, power 0),
+    # even when the effect is so small that the drop stays inside [0, 1] up to rounding
+    floor = [CaseCounts(1, 1, 0)] * 10
+    assert alternatives(0.0, 1e-13) == (0.0, 1e-13)
+    assert suite_power(floor, 1e-13, 0.05) == 0.0
+    # only the rise is an alternative: no case falls, so 6 or more rises (p <= 2 / 2^6) reject
+    assert suite_power(floor, 0.2, 0.05) == pytest.approx(stats.binom.sf(5, 10, 0.2), rel=1e-9)
+
+
+def test_powers_are_probabilities_even_where_rounding_sums_past_one() -> None:
+    # the pmfs are computed in logs: summed over a rejection region that holds nearly all the mass,
+    # they come to a hair above 1 (1 + 3.5e-14 and 1 + 4e-16 here); the power is capped at 1
+    assert fisher_power(50, 50, 0.95, 0.05, 0.05) == 1.0
+    assert fisher_power(50, 50, 0.95, 0.05, 0.05) == pytest.approx(
+        scipy_fisher_power(50, 50, 0.95, 0.05, 0.05), rel=1e-12)
+    assert sign_test_power([(0.9, 0.01)] * 50, 0.05) == 1.0
+
+
+def test_alternatives_stay_inside_zero_and_one_with_the_rounding_slack() -> None:
+    assert alternatives(0.2, 0.2) == (0.0, 0.4)
+    assert alternatives(0.5, 0.5) == (0.0, 1.0)
+    # a shift exactly RATE_SLACK outside [0, 1] counts as the end itself
+    assert alternatives(0.0, RATE_SLACK) == (0.0, RATE_SLACK)
+    assert alternatives(1.0, RATE_SLACK) == (1.0 - RATE_SLACK, 1.0)
+    assert alternatives(0.0, 0.3) == (0.3,) and alternatives(1.0, 0.3) == (0.7,)
+    with pytest.raises(ValueError, match=r"^baseline rate: expected a rate from 0 to 1, found 1\.5$"):
+        alternatives(1.5, 0.2)
+    with pytest.raises(ValueError, match="^minimum effect: expected a rate difference above 0 and at most 0.5, found 0$"):
+        alternatives(0.5, 0)
+    with pytest.raises(ValueError, match=r"^rate: expected a rate from 0 to 1, found 1\.5$"):
+        binomial_pmf(3, 1.5)
+    with pytest.raises(ValueError, match="^expected a number of trials of at least 0, found -1$"):
+        binomial_pmf(-1, 0.5)
+    for bad in (1.0, 1.5):
+        with pytest.raises(ValueError, match=f"^alpha: expected a number strictly between 0 and 1, found {bad}$"):
+            fisher_rejection_region(3, 3, bad)
+
+
+def test_the_plan_is_inclusive_at_its_limits() -> None:
+    found = plan(0.4, power=0.8, alpha=0.05, baseline_rate=0.5)
+    n = found.trials
+    assert 1 < n and found.power >= 0.8
+    # a power exactly reached counts; so does the last n allowed
+    assert plan(0.4, power=found.power, alpha=0.05, baseline_rate=0.5).trials == n
+    assert plan(0.4, power=0.8, alpha=0.05, baseline_rate=0.5, max_trials=n).trials == n
+    with pytest.raises(ValueError, match=f"no number of trials up to {n - 1} per arm"):
+        plan(0.4, power=0.8, alpha=0.05, baseline_rate=0.5, max_trials=n - 1)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import functools
 import itertools
 import math
+import re
 from fractions import Fraction
 
 import numpy as np
@@ -78,8 +79,8 @@ def test_boundaries_spend_what_brute_force_counts_and_no_more(discordant: list[i
         spent = brute_force(discordant[: j + 1], bounds[: j + 1])
         assert spent == found[j][1]
         assert spent <= Fraction(obf_spending(fractions[j], ALPHA))
-        # stated as a value S can take (the parity of m), or m + 1: unreachable
-        assert (discordant[j] - bounds[j]) % 2 == 0 or bounds[j] == discordant[j] + 1
+        # stated as a value S can take (the parity of m, at most m), or m + 1: unreachable
+        assert (discordant[j] - bounds[j]) % 2 == 0 and bounds[j] <= discordant[j] or bounds[j] == discordant[j] + 1
         # minimal: the next value |S| can take below it would spend more than the allowance
         below = bounds[j] - 2 if bounds[j] <= discordant[j] else discordant[j]
         if below >= 1:
@@ -177,3 +178,75 @@ def test_sequential_looks_stop_at_the_deciding_look() -> None:
     assert all(look.decision == "continue" for look in found[:-1])
     ties = sequential_looks((0,) * 20, 20, ALPHA)
     assert ties[-1].decision == "futile" and ties[-1].trials == 16
+
+
+def reference_looks(pairs: tuple[int | None, ...], planned: int, alpha: float, looks: int) -> list[tuple[object, ...]]:
+    """The design's looks restated from the module docstring: counts by hand, the spending by scipy,
+    futility by scipy's binomial test; the boundaries are the ones checked by brute force above."""
+    points = [n for n in look_points(planned, looks) if n <= len(pairs)]
+    counted = [(pairs[:n].count(1), pairs[:n].count(-1)) for n in points]
+    bounds = boundaries([h + lo for h, lo in counted], [n / planned for n in points], alpha)
+    z = sps.norm.ppf(1 - alpha / 2)
+    found: list[tuple[object, ...]] = []
+    for j, (n, (h, lo), (c, spent)) in enumerate(zip(points, counted, bounds, strict=True), 1):
+        lead, pairs_so_far = max(h, lo), h + lo
+        if abs(h - lo) >= c:
+            decision = "better" if h > lo else "worse"
+        elif n == planned:
+            decision = "not significant"
+        elif all(pairs_so_far + a == 0 or sps.binomtest(lead + a, pairs_so_far + a, 0.5).pvalue > alpha
+                 for a in range(planned - n + 1)):
+            decision = "futile"
+        else:
+            decision = "continue"
+        allowed = alpha if n == planned else 2 - 2 * sps.norm.cdf(z / math.sqrt(n / planned))
+        found.append((j, n, planned, h, lo, c, float(spent), pytest.approx(allowed, rel=1e-9, abs=1e-15), decision))
+        if decision != "continue":
+            break
+    return found
+
+
+def test_sequential_looks_match_the_design_restated() -> None:
+    rng = np.random.default_rng(2904)
+    decisions: set[str] = set()
+    for _ in range(120):
+        planned = int(rng.choice([3, 8, 13, 20, 27]))
+        looks, alpha = int(rng.choice([1, 2, 3, 4, 7])), float(rng.choice([0.05, 0.1, 0.2]))
+        weights = rng.dirichlet([1, 1, 1, 0.3])  # higher, lower, tie, not graded
+        outcomes: list[int | None] = [1, -1, 0, None]
+        pairs = tuple(outcomes[i] for i in rng.choice(4, size=int(rng.integers(0, planned + 1)), p=weights))
+        got = [(k.number, k.trials, k.planned, k.higher, k.lower, k.boundary, k.spent, k.allowed, k.decision)
+               for k in sequential_looks(pairs, planned, alpha, looks)]
+        assert got == reference_looks(pairs, planned, alpha, looks), (pairs, planned, alpha, looks)
+        decisions.update(str(k[-1]) for k in got)
+    assert decisions == {"continue", "better", "worse", "futile", "not significant"}
+    with pytest.raises(ValueError, match="expected at most 4 trials, found 5"):
+        sequential_looks((0,) * 5, 4, ALPHA)
+
+
+def test_a_boundary_or_futility_at_exactly_alpha_counts_as_reaching_it() -> None:
+    # alpha = 1/16 is the sign test's p of 5 of 5: one look of 5 discordant pairs spends exactly alpha at |S| = 5
+    alpha = sps.binomtest(5, 5, 0.5).pvalue
+    assert alpha == 0.0625
+    assert boundaries([5], [1.0], alpha) == ((5, Fraction(1, 16)),)
+    assert brute_force([5], [5]) == Fraction(1, 16)
+    [look] = sequential_looks((1,) * 5, 5, alpha, looks=1)
+    assert (look.boundary, look.decision) == (5, "better")
+    # 5 more pairs all one way can still bring p to alpha: not futile; 4 cannot
+    assert not futile(0, 0, 5, alpha) and futile(0, 0, 4, alpha)
+
+
+def test_the_design_refuses_what_it_cannot_compute() -> None:
+    for bad in (0.0, 1.0, 1.5):
+        with pytest.raises(ValueError, match=f"alpha: expected a level between 0 and 1, found {bad!r}"):
+            obf_spending(0.5, bad)
+    with pytest.raises(ValueError, match="expected at least one planned trial and one look, found 0 and 5"):
+        look_points(0, 5)
+    with pytest.raises(ValueError, match="expected at least one planned trial and one look, found 4 and 0"):
+        look_points(4, 0)
+    assert look_points(5, 1) == (5,)
+    with pytest.raises(ValueError, match="^expected one fraction per look$"):
+        boundaries([1, 2], [1.0], ALPHA)
+    for bad_counts in ([3, 2, 5], [-1, 2, 3], [-2]):
+        with pytest.raises(ValueError, match=rf"expected non-decreasing discordant counts, found {re.escape(str(bad_counts))}"):
+            boundaries(bad_counts, [1 / 3, 2 / 3, 1.0][-len(bad_counts):], ALPHA)
