@@ -49,6 +49,7 @@ FAST_TESTS = [
     "tests/host/test_protocol_streams.py",
     "tests/definitions",
     "tests/paths",
+    "tests/api/test_codec.py", "tests/api/test_codec_fields.py", "tests/api/test_record_schemas.py", "tests/reuse", "tests/host/test_repetition.py",
 ]
 #: Fuzz tests that take seconds each: they only look for crashes, and every mutant they
 #: reach would pay for them. They stay in the normal suite.
@@ -80,6 +81,11 @@ MODULES: dict[str, str] = {
     "document": "pytest_skill_eval/definitions/document.py",
     "rules": "pytest_skill_eval/definitions/rules.py",
     "loading": "pytest_skill_eval/definitions/loading.py",
+    "codec": "pytest_skill_eval/codec.py", "aggregate": "pytest_skill_eval/grading/aggregate.py",
+    "checks": "pytest_skill_eval/grading/checks.py", "reuse": "pytest_skill_eval/reuse.py",
+    "repetition": "pytest_skill_eval/host/repetition.py",
+    "sharding": "pytest_skill_eval/definitions/sharding.py",
+    "launchable": "pytest_skill_eval/definitions/launchable.py",
 }
 #: Modules scored on every n-th mutant only (a fixed, reproducible sample).
 SAMPLED: dict[str, int] = {"rules": 60, "loading": 40}
@@ -177,7 +183,7 @@ def configure(copy: Path, source: str) -> None:
         + f"only_mutate = {toml_list([source])}\n"
         + f"pytest_add_cli_args = {toml_list(PYTEST_ARGS)}\n"
         + f"pytest_add_cli_args_test_selection = {toml_list(tests)}\n"
-        + 'also_copy = ["conftest.py"]\n'
+        + 'also_copy = ["conftest.py", "example_suites"]\n'
         + "use_git_change_detection = false\n"
     )
 
