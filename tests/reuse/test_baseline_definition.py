@@ -1,0 +1,37 @@
+"""What of a group definition reaches the baseline: every key but the fields compared on their
+own and the candidate-only parts, with the baseline's expectations as they are."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from pytest_skill_eval.reuse import BaselineInputs, baseline_definition, first_difference
+
+GROUP = Path(__file__).resolve().parents[2] / "example_suites" / "trials" / "groups" / "changelog-activation.json"
+
+
+def definition() -> dict[str, Any]:
+    found: dict[str, Any] = json.loads(GROUP.read_text())
+    return found
+
+
+def test_the_baseline_definition_keeps_every_other_key_and_the_baseline_expectations() -> None:
+    seen = baseline_definition(definition())
+    assert set(seen) == {"schema_version", "kind", "id", "type", "fixture", "variants", "expectations",
+                         "review_questions", "observer"}
+    assert [e["id"] for e in seen["expectations"]] == ["baseline-reads-skill"]
+    assert seen["observer"] is False
+
+
+def test_a_differing_review_question_or_baseline_expectation_refuses_as_the_definition() -> None:
+    stored = BaselineInputs(definition(), "1.6.0", "0.1.0")
+    questions = definition()
+    questions["review_questions"] = ["Another question?"]
+    found = first_difference(stored, BaselineInputs(questions, "1.6.0", "0.1.0"))
+    assert found is not None and (found.field, found.pointer) == ("definition", "/review_questions/0")
+    expectation = definition()
+    expectation["expectations"][0]["expect"] = "never"
+    found = first_difference(stored, BaselineInputs(expectation, "1.6.0", "0.1.0"))
+    assert found is not None and (found.field, found.pointer) == ("definition", "/expectations/0/expect")
