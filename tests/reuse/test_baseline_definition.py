@@ -35,3 +35,17 @@ def test_a_differing_review_question_or_baseline_expectation_refuses_as_the_defi
     expectation["expectations"][0]["expect"] = "never"
     found = first_difference(stored, BaselineInputs(expectation, "1.6.0", "0.1.0"))
     assert found is not None and (found.field, found.pointer) == ("definition", "/expectations/0/expect")
+
+
+def test_the_refusal_names_the_place_and_an_absent_value_on_one_line() -> None:
+    digest = "60144b06d65c671eb2ed3d4a0461ebcf7198cc4ebcb4e14e503a3568b7fa1610"
+    stored = BaselineInputs(definition(), "1.6.0", "0.1.0", {"resources/context/0/AGENTS.md": (digest, "644")})
+    found = first_difference(stored, BaselineInputs(definition(), "1.6.0", "0.1.0"))
+    assert found is not None
+    assert found.text() == ("baseline not reused: context differs at /resources~1context~10~1AGENTS.md: "
+                            "stored 60144b06d65c… 644, now nothing")
+    hostile = definition()
+    hostile["notes\nline"] = "x"
+    found = first_difference(stored, BaselineInputs(hostile, "1.6.0", "0.1.0", stored.files))
+    assert found is not None
+    assert found.text() == "baseline not reused: definition differs at /notes\\nline: stored nothing, now 'x'"
