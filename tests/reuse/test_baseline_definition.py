@@ -49,3 +49,15 @@ def test_the_refusal_names_the_place_and_an_absent_value_on_one_line() -> None:
     found = first_difference(stored, BaselineInputs(hostile, "1.6.0", "0.1.0", stored.files))
     assert found is not None
     assert found.text() == "baseline not reused: definition differs at /notes\\nline: stored nothing, now 'x'"
+
+
+def test_a_whole_value_against_another_type_is_shown_by_its_type_and_size() -> None:
+    no_tools = definition()
+    tools = no_tools.pop("tools")
+    found = first_difference(BaselineInputs(definition(), None, None), BaselineInputs(no_tools, None, None))
+    assert found is not None
+    assert found.text() == f"baseline not reused: tools differs: stored list of {len(tools)}, now None"
+    runtime = definition()
+    runtime["runtime"] = {"session": "none"}
+    found = first_difference(BaselineInputs(runtime, None, None), BaselineInputs(definition(), None, None))
+    assert found is not None and found.text() == "baseline not reused: runtime differs: stored dict of 1, now None"
