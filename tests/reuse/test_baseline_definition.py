@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from pytest_skill_eval.reuse import BaselineInputs, baseline_definition, first_difference
 
 GROUP = Path(__file__).resolve().parents[2] / "example_suites" / "trials" / "groups" / "changelog-activation.json"
@@ -61,3 +63,26 @@ def test_a_whole_value_against_another_type_is_shown_by_its_type_and_size() -> N
     runtime["runtime"] = {"session": "none"}
     found = first_difference(BaselineInputs(runtime, None, None), BaselineInputs(definition(), None, None))
     assert found is not None and found.text() == "baseline not reused: runtime differs: stored dict of 1, now None"
+
+
+def test_null_is_not_absent_true_is_not_one_and_a_shorter_list_differs() -> None:
+    def differs(stored: dict[str, Any], current: dict[str, Any]) -> str | None:
+        found = first_difference(BaselineInputs({**definition(), **stored}, None, None),
+                                 BaselineInputs({**definition(), **current}, None, None))
+        return found.text() if found is not None else None
+
+    assert differs({"x": None}, {}) == "baseline not reused: definition differs at /x: stored None, now nothing"
+    assert differs({}, {"x": None}) == "baseline not reused: definition differs at /x: stored nothing, now None"
+    assert differs({"x": 1}, {"x": True}) == "baseline not reused: definition differs at /x: stored 1, now True"
+    assert differs({"x": [1, 2]}, {"x": [1]}) == "baseline not reused: definition differs at /x/1: stored 2, now nothing"
+    assert differs({"x": [1]}, {"x": [1, 2]}) == "baseline not reused: definition differs at /x/1: stored nothing, now 2"
+    assert differs({"x": [1, {"a": None}]}, {"x": [1, {"a": None}]}) is None
+
+
+def test_a_definition_without_a_model_and_an_unknown_field() -> None:
+    no_model = definition()
+    del no_model["model"]
+    found = first_difference(BaselineInputs(definition(), None, None), BaselineInputs(no_model, None, None))
+    assert found is not None and found.field == "model" and found.text().endswith(", now None")
+    with pytest.raises(ValueError, match=r"^expected one of model, thinking, host, .*, definition, found 'nope'$"):
+        BaselineInputs(no_model, None, None).value("nope")
