@@ -151,6 +151,7 @@ class Typed(codec.Stored):
     ({"grade": 1.5}, "grade: 1.5 is not valid. Valid values: a, b"),
     ({"grade": None}, "grade: None is not valid. Valid values: a, b"),
     ({"words": "b"}, "words: 'b' is not valid. Valid values: a, 2"),
+    ({"words": 2.0}, "words: 2.0 is not valid. Valid values: a, 2"),
     ({"text": 1}, "text: expected a string, found number 1"),
     ({"text": None}, "text: expected a string, found null"),
     ({"number": "1"}, 'number: expected a number, found string "1"'),
@@ -227,11 +228,14 @@ def test_a_required_union_must_be_there_and_a_parent_field_is_never_stored() -> 
     class Child(codec.Stored):
         turn: int | None = field(metadata=codec.meta(parent="index"))
         either: int | str
+        nothing: None
         name: str = ""
 
-    assert Child(3, 1, "n").to_json() == {"either": 1, "name": "n"}
+    assert Child(3, 1, None, "n").to_json() == {"either": 1, "nothing": None, "name": "n"}
     with pytest.raises(EvidenceError, match=r"^either: expected an integer or a string, found nothing$"):
-        Child.from_json({"name": "n"})
+        Child.from_json({"name": "n", "nothing": None})
+    with pytest.raises(EvidenceError, match=r"^nothing: expected null, found nothing$"):
+        Child.from_json({"either": 1})
 
 
 def test_an_inline_record_is_found_in_either_order_of_its_union() -> None:
