@@ -201,7 +201,7 @@ def test_a_lenient_record_keeps_what_its_schema_let_through() -> None:
         either: int | str = 0
 
     assert Loose.from_json({"word": "b", "text": 1, "nothing": 2, "ints": 3, "pair": [1], "table": 4,
-                            "either": None}) == Loose("b", 1, 2, 3, [1], 4, None)  # type: ignore[arg-type]
+                            "either": [1]}) == Loose("b", 1, 2, 3, [1], 4, [1])  # type: ignore[arg-type]
     with pytest.raises(EvidenceError, match=r"^document: expected an object, found number 1$"):
         Loose.from_json(1)
 
@@ -256,3 +256,18 @@ def test_an_inline_record_is_found_in_either_order_of_its_union() -> None:
 
     with pytest.raises(TypeError, match=r"^no record type in <class 'int'>$"):
         codec.stored_keys(Wrong)
+
+
+def test_a_record_in_a_union_of_several_reads_its_parent_key() -> None:
+    @dataclass(frozen=True)
+    class Leaf:
+        turn: int | None = field(default=None, metadata=codec.meta(parent="index"))
+        n: int = 0
+
+    @dataclass(frozen=True)
+    class Tree(codec.Stored):
+        STORED: ClassVar[codec.Layout] = codec.Layout(strict=True)
+        index: int
+        leaf: str | Leaf
+
+    assert Tree.from_json({"index": 4, "leaf": {"n": 1}}) == Tree(4, Leaf(4, 1))
