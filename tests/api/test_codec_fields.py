@@ -6,6 +6,7 @@ records local to a test can name each other), so every option (:func:`codec.meta
 plan built from the fields and the reader's type checks are exercised here, each time.
 """
 
+import typing
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, Literal
@@ -269,5 +270,8 @@ def test_a_record_in_a_union_of_several_reads_its_parent_key() -> None:
         STORED: ClassVar[codec.Layout] = codec.Layout(strict=True)
         index: int
         leaf: str | Leaf
+        leaves: Mapping[str, Leaf] = field(default_factory=dict)
+        raw: typing.Mapping = field(default_factory=dict)  # type: ignore[type-arg]  # noqa: UP006
 
-    assert Tree.from_json({"index": 4, "leaf": {"n": 1}}) == Tree(4, Leaf(4, 1))
+    assert Tree.from_json({"index": 4, "leaf": {"n": 1}, "leaves": {"a": {"n": 2}}, "raw": {"b": [None]}}) == Tree(
+        4, Leaf(4, 1), {"a": Leaf(4, 2)}, {"b": [None]})
