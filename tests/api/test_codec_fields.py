@@ -266,12 +266,24 @@ def test_a_record_in_a_union_of_several_reads_its_parent_key() -> None:
         n: int = 0
 
     @dataclass(frozen=True)
+    class Doc:
+        leaves: tuple[Leaf, ...] = field(metadata=codec.meta(whole=True))
+
+    @dataclass(frozen=True)
+    class Branch:
+        leaf: Leaf | None = field(default=None, metadata=codec.meta(inline="n"))
+
+    @dataclass(frozen=True)
     class Tree(codec.Stored):
         STORED: ClassVar[codec.Layout] = codec.Layout(strict=True)
         index: int
         leaf: str | Leaf
         leaves: Mapping[str, Leaf] = field(default_factory=dict)
         raw: typing.Mapping = field(default_factory=dict)  # type: ignore[type-arg]  # noqa: UP006
+        doc: Doc = Doc(())
+        branch: Branch = Branch()
 
     assert Tree.from_json({"index": 4, "leaf": {"n": 1}, "leaves": {"a": {"n": 2}}, "raw": {"b": [None]}}) == Tree(
         4, Leaf(4, 1), {"a": Leaf(4, 2)}, {"b": [None]})
+    assert Tree.from_json({"index": 5, "leaf": "s", "doc": [{"n": 3}], "branch": {"n": 6}}) == Tree(
+        5, "s", doc=Doc((Leaf(5, 3),)), branch=Branch(Leaf(5, 6)))
