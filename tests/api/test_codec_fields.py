@@ -200,9 +200,10 @@ def test_a_lenient_record_keeps_what_its_schema_let_through() -> None:
         pair: tuple[int, int] = (0, 0)
         table: Mapping[str, int] = field(default_factory=dict)
         either: int | str = 0
+        pick: _Inner | Typed | None = None
 
     assert Loose.from_json({"word": "b", "text": 1, "nothing": 2, "ints": 3, "pair": [1], "table": 4,
-                            "either": [1]}) == Loose("b", 1, 2, 3, [1], 4, [1])  # type: ignore[arg-type]
+                            "either": [1], "pick": 3}) == Loose("b", 1, 2, 3, [1], 4, [1], 3)  # type: ignore[arg-type]
     with pytest.raises(EvidenceError, match=r"^document: expected an object, found number 1$"):
         Loose.from_json(1)
 
