@@ -46,7 +46,7 @@ FAST_TESTS = [
     "tests/grading",
     "tests/policy",
     "tests/host/test_protocol.py",
-    "tests/host/test_protocol_streams.py",
+    "tests/host/test_protocol_streams.py", "tests/host/test_provider_errors.py", "tests/host/test_models_used.py",
     "tests/definitions",
     "tests/paths",
     "tests/api/test_codec.py", "tests/api/test_codec_fields.py", "tests/api/test_record_schemas.py", "tests/reuse", "tests/host/test_repetition.py",
