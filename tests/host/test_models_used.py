@@ -1,4 +1,4 @@
-"""models_used: the provider/model pairs that answered, from pi's assistant message_end records."""
+"""models_used (the provider/model pairs that answered) and parse_record on a record nested past the parser."""
 
 from __future__ import annotations
 
@@ -42,3 +42,10 @@ def test_records_that_name_no_model_are_passed_over() -> None:
     ]
     assert models_used(records) == [{"provider": "p", "model": "m"}]
     assert models_used([]) == []
+
+
+def test_a_record_nested_past_the_parser_is_a_record_with_a_reason() -> None:
+    line = b'{"a":' * 100_000 + b"1" + b"}" * 100_000
+    parsed = parse_record(7, line)
+    assert (parsed.index, parsed.data, parsed.raw) == (7, None, line.decode())
+    assert parsed.error == "not JSON this reader can take: nesting too deep to parse"
