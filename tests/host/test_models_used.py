@@ -1,11 +1,13 @@
-"""models_used (the provider/model pairs that answered) and parse_record on a record nested past the parser."""
+"""models_used (the provider/model pairs that answered), parse_record past the parser, more provider errors."""
 
 from __future__ import annotations
 
 import json
 from typing import Any
 
-from pytest_skill_eval.host.protocol import Record, models_used, parse_record
+import pytest
+
+from pytest_skill_eval.host.protocol import Record, models_used, parse_record, provider_error_reason
 
 
 def record(data: dict[str, Any] | None, index: int = 0) -> Record:
@@ -49,3 +51,15 @@ def test_a_record_nested_past_the_parser_is_a_record_with_a_reason() -> None:
     parsed = parse_record(7, line)
     assert (parsed.index, parsed.data, parsed.raw) == (7, None, line.decode())
     assert parsed.error == "not JSON this reader can take: nesting too deep to parse"
+
+
+@pytest.mark.parametrize(("error", "reason"), [
+    ('429: {"message":"Please try again in 2m."}', "rate limited by the provider (429), retry after 2 min"),
+    ('429: {"message":"Please try again in 20MS."}', "rate limited by the provider (429), retry after 20 ms"),
+    ('529 {"message":"busy"}', "provider overloaded (529), try again later"),
+    ('403 {"message":"forbidden"}',
+     "the provider refused the credential (403): check the key the group inherits or --skill-eval-auth gives"),
+    ('404 {"message":"not found"}', None),
+])
+def test_more_provider_errors_and_what_to_do(error: str, reason: str | None) -> None:
+    assert provider_error_reason(error) == reason
