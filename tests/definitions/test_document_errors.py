@@ -28,11 +28,15 @@ def test_nesting_past_the_bound_names_the_file_and_the_place() -> None:
     ('{"a": [{"k": 1, "k": 2}]}', 'g.json: /a/0/k: expected each field name once, found "k" more than once'),
 ])
 def test_json_the_loader_cannot_take_is_a_located_error(text: str, message: str) -> None:
-    assert str(error_of(text)) == message
+    error = error_of(text)
+    assert str(error) == message
+    assert error.problems[0].pointer == message.split(": ")[1].rstrip("/")  # the whole document is "" (RFC 6901)
 
 
 def test_an_integer_past_the_digit_limit_says_what_python_said() -> None:
-    message = str(error_of('{"a": ' + "1" * 5000 + "}"))
+    error = error_of('{"a": ' + "1" * 5000 + "}")
+    message = str(error)
+    assert error.problems[0].pointer == ""
     assert message.startswith("g.json: /: expected JSON this loader can read, found Exceeds the limit")
     assert "5000 digits" in message
 

@@ -14,6 +14,7 @@ from pytest_skill_eval.errors import DefinitionError
 def message(path: Path) -> str:
     with pytest.raises(DefinitionError) as info:
         read_document(path)
+    assert info.value.problems[0].pointer == ""  # the whole document (RFC 6901)
     return str(info.value)
 
 
