@@ -50,6 +50,7 @@ FAST_TESTS = [
     "tests/definitions",
     "tests/paths",
     "tests/api/test_codec.py", "tests/api/test_codec_fields.py", "tests/api/test_record_schemas.py", "tests/reuse", "tests/host/test_repetition.py",
+    "tests/host/test_repetition_record.py",
 ]
 #: Fuzz tests that take seconds each: they only look for crashes, and every mutant they
 #: reach would pay for them. They stay in the normal suite.
