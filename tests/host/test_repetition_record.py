@@ -3,7 +3,7 @@ with long arguments cut."""
 
 from __future__ import annotations
 
-from pytest_skill_eval.host.repetition import Repetition, Step
+from pytest_skill_eval.host.repetition import Repetition, Step, canonical
 
 READ = Step("read", {"path": "a.txt"}, "0" * 64, False, 3)
 WRITE = Step("write", {"path": "b", "content": "x" * 300}, "1" * 64, True, 5)
@@ -31,3 +31,7 @@ def test_the_reason_names_the_cycle_and_cuts_long_arguments() -> None:
                             f"{written[:200]}… ({len(written)} characters)) (repeating subject)")
     exact = Step("read", "y" * 198, "0" * 64, False, 1)  # its canonical text is 200 characters: not cut
     assert Repetition((exact,), 2, 0, 1, "f" * 64).reason().endswith(f'(read "{"y" * 198}") (repeating subject)')
+
+
+def test_one_spelling_of_a_json_value() -> None:
+    assert canonical({"b": ["é", 1.5, None], "a": {"y": 1, "x": True}}) == '{"a":{"x":true,"y":1},"b":["é",1.5,null]}'
