@@ -46,11 +46,13 @@ FAST_TESTS = [
     "tests/grading",
     "tests/policy",
     "tests/host/test_protocol.py",
-    "tests/host/test_protocol_streams.py",
+    "tests/host/test_protocol_streams.py", "tests/host/test_provider_errors.py", "tests/host/test_models_used.py",
     "tests/definitions",
     "tests/paths",
     "tests/stats",
     "tests/commands/test_plan.py",
+    "tests/api/test_codec.py", "tests/api/test_codec_fields.py", "tests/api/test_record_schemas.py", "tests/reuse",
+    "tests/host/test_repetition.py", "tests/host/test_repetition_record.py",
 ]
 #: Fuzz tests that take seconds each: they only look for crashes, and every mutant they
 #: reach would pay for them. They stay in the normal suite.
@@ -94,6 +96,12 @@ MODULES: dict[str, str] = {
     **{m: f"pytest_skill_eval/decision/{m}.py" for m in (
         "exact", "multiplicity", "suite", "stopping", "sequential", "power", "planning", "calibration")},
     "decision_cases": "pytest_skill_eval/decision_cases.py",
+    "codec": "pytest_skill_eval/codec.py", "aggregate": "pytest_skill_eval/grading/aggregate.py",
+    "checks": "pytest_skill_eval/grading/checks.py", "reuse": "pytest_skill_eval/reuse.py",
+    "repetition": "pytest_skill_eval/host/repetition.py",
+    "sharding": "pytest_skill_eval/definitions/sharding.py",
+    "launchable": "pytest_skill_eval/definitions/launchable.py",
+    "typehints": "pytest_skill_eval/typehints.py",
 }
 #: Modules scored on every n-th mutant only (a fixed, reproducible sample).
 SAMPLED: dict[str, int] = {"rules": 60, "loading": 40}
@@ -191,7 +199,7 @@ def configure(copy: Path, source: str) -> None:
         + f"only_mutate = {toml_list([source])}\n"
         + f"pytest_add_cli_args = {toml_list(PYTEST_ARGS)}\n"
         + f"pytest_add_cli_args_test_selection = {toml_list(tests)}\n"
-        + 'also_copy = ["conftest.py", "docs"]\n'
+        + 'also_copy = ["conftest.py", "docs", "example_suites"]\n'
         + "use_git_change_detection = false\n"
     )
 
