@@ -6,6 +6,7 @@ driver (there a content digest of the real tree: tests/host/test_treedigest.py).
 
 from __future__ import annotations
 
+import hashlib
 import json
 from collections.abc import Iterator
 from typing import Any
@@ -175,3 +176,69 @@ def test_memory_stays_bounded_over_a_long_progressing_run() -> None:
 def test_a_limit_below_two_is_refused() -> None:
     with pytest.raises(ValueError, match="at least 2"):
         RepetitionDetector(1, lambda: "")
+
+
+def test_a_cycle_of_the_longest_period_fills_the_kept_window_and_is_found() -> None:
+    s = Subject(limit=5)  # 8 calls x 5 repetitions: exactly the 40 steps the detector keeps
+    cycle = [("read", {"path": f"f{i}"}, f"text {i}") for i in range(8)]
+    seen = [s.call(*c) for _ in range(5) for c in cycle]
+    assert seen[:-1] == [None] * 39
+    found = seen[-1]
+    assert found is not None and found.count == 5 and [c.arguments["path"] for c in found.cycle] == [
+        f"f{i}" for i in range(8)]
+    assert found.first_record == 1 and found.last_record == 80
+
+
+def test_a_repetition_straddling_the_window_trim_is_found_at_the_kth() -> None:
+    s = Subject(limit=5)
+    for i in range(38):  # progress: 38 different calls, so the window is trimmed during the repetition
+        assert s.call("read", {"path": f"f{i}"}, "x") is None
+    seen = [s.call("read", {"path": "a.txt"}, "one") for _ in range(5)]
+    assert seen[:4] == [None] * 4
+    found = seen[4]
+    assert found is not None and found.count == 5 and found.first_record == 2 * 38 + 1
+
+
+def test_a_call_that_flips_the_workspace_back_and_forth_is_a_cycle_of_two() -> None:
+    # the same call and result each time, but each call changes the tree and the next undoes it:
+    # not a one-call cycle (the workspace differs at every call boundary), but a two-call cycle
+    # whose boundaries are all the same workspace
+    s = Subject(limit=2)
+    seen = [s.call("toggle", {"path": "t"}, "ok", write=("t", "on" if i % 2 == 0 else "off")) for i in range(5)]
+    assert seen[:4] == [None] * 4  # the first call created t: before it the tree was another one
+    found = seen[4]
+    assert found is not None and found.count == 2 and len(found.cycle) == 2
+    assert found.workspace_sha256 == json.dumps({"a.txt": "one", "t": "on"}, sort_keys=True)
+    assert found.first_record == 3 and found.last_record == 10
+
+
+def test_the_stored_workspace_digest_is_the_one_that_stayed_the_same() -> None:
+    s = Subject(limit=3)
+    assert s.call("read", {"path": "a.txt"}, "one") is None
+    s.files["other"] = "changed"
+    found = [s.call("read", {"path": "a.txt"}, "one") for _ in range(4)][-1]
+    assert found is not None
+    assert found.workspace_sha256 == json.dumps({"a.txt": "one", "other": "changed"}, sort_keys=True)
+    assert found.to_json()["workspace_sha256"] == found.workspace_sha256
+
+
+def test_the_result_digest_is_the_sha256_of_the_canonical_result_and_error_flag() -> None:
+    # evidence.md: "the SHA-256 of its result (the canonical JSON of pi's result and isError)"
+    for error, spelled in ((False, "false"), (True, "true")):
+        s = Subject(limit=2)
+        found = [s.call("read", {"path": "a.txt"}, "one", error=error) for _ in range(2)][-1]
+        assert found is not None
+        text = '{"isError":' + spelled + ',"result":{"content":[{"text":"one","type":"text"}]}}'
+        assert found.cycle[0].result_sha256 == hashlib.sha256(text.encode()).hexdigest()
+
+
+def test_end_records_without_a_start_are_counted_by_the_end_records_tool() -> None:
+    # a stream cut or reordered so that the starts are missing: the end record still names the tool
+    s = Subject(limit=3)
+    seen = [s._feed({"type": "tool_execution_end", "toolCallId": "lost", "toolName": "read",  # noqa: SLF001
+                     "result": {"content": [{"type": "text", "text": "one"}]}, "isError": False})
+            for _ in range(3)]
+    assert seen[:2] == [None, None]
+    found = seen[2]
+    assert found is not None and found.count == 3 and s.digests == 4  # before the first call, after each
+    assert found.cycle[0].tool == "read" and found.cycle[0].arguments is None
