@@ -61,7 +61,8 @@ class Repetition:
 
     cycle: tuple[Step, ...]
     count: int
-    #: indexes of the first call's start record and the last call's end record
+    #: indexes of the first call's start record (its end record when the start is missing)
+    #: and the last call's end record
     first_record: int
     last_record: int
     workspace_sha256: str
@@ -124,7 +125,9 @@ class RepetitionDetector:
 
     def _end(self, data: Mapping[str, Any], index: int) -> Repetition | None:
         call_id = str(data.get("toolCallId"))
-        name, args, start = self._started.pop(call_id, (str(data.get("toolName")), None, -1))
+        # an end without its start (a stream that lost it): the end names the tool, and the
+        # call's first record is the end itself, so ``records`` always points into events.jsonl
+        name, args, start = self._started.pop(call_id, (str(data.get("toolName")), None, index))
         is_error = bool(data.get("isError"))
         result = hashlib.sha256(canonical({"result": data.get("result"), "isError": is_error}).encode()).hexdigest()
         if not self._digests:

@@ -242,3 +242,5 @@ def test_end_records_without_a_start_are_counted_by_the_end_records_tool() -> No
     found = seen[2]
     assert found is not None and found.count == 3 and s.digests == 4  # before the first call, after each
     assert found.cycle[0].tool == "read" and found.cycle[0].arguments is None
+    # the first record of a call without a start is its end record (an events.jsonl index, not -1)
+    assert found.to_json()["records"] == [1, 3]
