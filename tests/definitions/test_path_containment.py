@@ -276,3 +276,15 @@ def test_unreadable_definition_is_a_definition_error(root: Path) -> None:
         assert "expected a readable file, found an OS error: Permission denied" in _load_error(path, root)
     finally:
         path.chmod(0o644)
+
+
+# ------------------------------------------------------------ absolute paths: the relative form
+
+
+def test_an_absolute_path_inside_the_root_is_told_its_relative_form(root: Path) -> None:
+    absolute = str(root / "skills" / "target")
+    path = write_json(root / "g.json", apply_edits(spec_doc("common"), {"/variants/candidate/skills/0": absolute}))
+    assert _load_error(path, root) == (
+        f'{path}: /variants/candidate/skills/0: expected a relative path, found absolute path "{absolute}"; '
+        'relative to the definition root that is "skills/target"')
+
