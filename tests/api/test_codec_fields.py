@@ -13,8 +13,17 @@ from typing import Any, ClassVar, Literal
 
 import pytest
 
-from pytest_skill_eval import codec
+from pytest_skill_eval import codec, typehints
 from pytest_skill_eval.errors import EvidenceError, MalformedGradeError
+
+
+@pytest.fixture(autouse=True)
+def _fresh_codec_caches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plan every record and make every field reader anew in each test: the codec keeps them
+    per class and per type for the process, and a mutation run forks each mutant from a
+    process that has already run these tests (docs/testing.md)."""
+    monkeypatch.setattr(codec, "_PLANS", {})
+    monkeypatch.setattr(codec, "_CONVS", {})
 
 
 def test_every_field_option_writes_and_reads_as_declared() -> None:
@@ -214,6 +223,11 @@ def test_a_lenient_record_keeps_what_its_schema_let_through() -> None:
 ])
 def test_what_a_message_says_was_found(value: object, shown: str) -> None:
     assert codec.found(value) == shown
+    assert typehints.found(value) == shown
+
+
+def test_what_a_message_says_of_a_value_never_stored() -> None:
+    assert typehints.found(typehints.MISSING) == "nothing"
 
 
 def test_a_field_type_the_codec_cannot_read_is_a_programming_error() -> None:
@@ -288,3 +302,26 @@ def test_a_record_in_a_union_of_several_reads_its_parent_key() -> None:
         4, Leaf(4, 1), {"a": Leaf(4, 2)}, {"b": [None]})
     assert Tree.from_json({"index": 5, "leaf": "s", "doc": [{"n": 3}], "branch": {"n": 6}}) == Tree(
         5, "s", doc=Doc((Leaf(5, 3),)), branch=Branch(Leaf(5, 6)))
+
+
+def test_an_array_record_s_items_read_their_parent_key_from_the_enclosing_object() -> None:
+    @dataclass(frozen=True)
+    class Step:
+        turn: int | None = field(default=None, metadata=codec.meta(parent="index"))
+        n: int = 0
+
+    @dataclass(frozen=True)
+    class Pair:
+        STORED: ClassVar[codec.Layout] = codec.Layout(array=True)
+        first: Step
+        second: Step
+
+    @dataclass(frozen=True)
+    class Holder:
+        STORED: ClassVar[codec.Layout] = codec.Layout(strict=True)
+        index: int
+        pair: Pair
+
+    stored = {"index": 4, "pair": [{"n": 1}, {"n": 2}]}
+    assert codec.to_json(Holder(4, Pair(Step(4, 1), Step(4, 2)))) == stored
+    assert codec.from_json(Holder, stored) == Holder(4, Pair(Step(4, 1), Step(4, 2)))
