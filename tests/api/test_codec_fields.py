@@ -325,3 +325,67 @@ def test_an_array_record_s_items_read_their_parent_key_from_the_enclosing_object
     stored = {"index": 4, "pair": [{"n": 1}, {"n": 2}]}
     assert codec.to_json(Holder(4, Pair(Step(4, 1), Step(4, 2)))) == stored
     assert codec.from_json(Holder, stored) == Holder(4, Pair(Step(4, 1), Step(4, 2)))
+
+
+def test_a_nested_record_s_errors_name_the_whole_path_from_the_document() -> None:
+    @dataclass(frozen=True)
+    class Part:
+        x: int
+
+    @dataclass(frozen=True)
+    class Doc:
+        items: tuple[int, ...] = field(metadata=codec.meta(whole=True))
+
+    @dataclass(frozen=True)
+    class Inner:
+        id: str = ""
+        part: Part | None = field(default=None, metadata=codec.meta(inline="x"))
+        planned: int = field(default=0, metadata=codec.meta(within="trials"))
+
+    @dataclass(frozen=True)
+    class Outer(codec.Stored):
+        STORED: ClassVar[codec.Layout] = codec.Layout(error=MalformedGradeError, name="outer.json", strict=True)
+        doc: Doc = Doc(())
+        inners: tuple[Inner, ...] = ()
+
+    assert Outer.from_json({"doc": [1], "inners": [{"x": 2, "trials": {"planned": 3}}]}) == Outer(
+        Doc((1,)), (Inner(part=Part(2), planned=3),))
+    for data, message in [
+        ({"doc": [1, "x"]}, 'doc/1: expected an integer, found string "x"'),
+        ({"inners": [{}, {"x": "2"}]}, 'inners/1/x: expected an integer, found string "2"'),
+        ({"inners": [{"trials": {"planned": "3"}}]}, 'inners/0/trials/planned: expected an integer, found string "3"'),
+        ({"inners": [{"trials": [3]}]}, "inners/0/trials: expected an object, found array [3]"),
+    ]:
+        with pytest.raises(MalformedGradeError) as info:
+            Outer.from_json(data)
+        assert str(info.value) == message
+
+
+def test_a_strict_whole_document_checks_its_items() -> None:
+    @dataclass(frozen=True)
+    class Doc(codec.Stored):
+        STORED: ClassVar[codec.Layout] = codec.Layout(error=MalformedGradeError, name="doc.json", strict=True)
+        items: tuple[int, ...] = field(metadata=codec.meta(whole=True))
+
+    with pytest.raises(MalformedGradeError, match=r'^0: expected an integer, found string "x"$'):
+        Doc.from_json(["x"])
+
+
+def test_one_record_read_strictly_and_leniently_keeps_each_reading() -> None:
+    @dataclass(frozen=True)
+    class Inner:
+        n: int = 0
+
+    @dataclass(frozen=True)
+    class Strict(codec.Stored):
+        STORED: ClassVar[codec.Layout] = codec.Layout(error=MalformedGradeError, strict=True)
+        inner: Inner = Inner()
+
+    @dataclass(frozen=True)
+    class Loose(codec.Stored):
+        inner: Inner = Inner()
+
+    for _ in range(2):  # either reading first, then the other
+        assert Loose.from_json({"inner": {"n": "1"}}) == Loose(Inner("1"))  # type: ignore[arg-type]
+        with pytest.raises(MalformedGradeError, match=r'^inner/n: expected an integer, found string "1"$'):
+            Strict.from_json({"inner": {"n": "1"}})
