@@ -389,3 +389,20 @@ def test_one_record_read_strictly_and_leniently_keeps_each_reading() -> None:
         assert Loose.from_json({"inner": {"n": "1"}}) == Loose(Inner("1"))  # type: ignore[arg-type]
         with pytest.raises(MalformedGradeError, match=r'^inner/n: expected an integer, found string "1"$'):
             Strict.from_json({"inner": {"n": "1"}})
+
+
+def test_the_items_of_a_fixed_length_array_read_their_parent_key() -> None:
+    @dataclass(frozen=True)
+    class Step:
+        turn: int | None = field(default=None, metadata=codec.meta(parent="index"))
+        n: int = 0
+
+    @dataclass(frozen=True)
+    class Turn(codec.Stored):
+        STORED: ClassVar[codec.Layout] = codec.Layout(strict=True)
+        index: int
+        steps: tuple[Step, Step]
+
+    stored = {"index": 3, "steps": [{"n": 1}, {"n": 2}]}
+    assert Turn(3, (Step(3, 1), Step(3, 2))).to_json() == stored
+    assert Turn.from_json(stored) == Turn(3, (Step(3, 1), Step(3, 2)))
