@@ -20,6 +20,16 @@ from pytest_skill_eval.redaction import MARKER, Redactor
 from pytest_skill_eval.stats import Interval
 from pytest_skill_eval.usage import Usage, VariantUsage
 
+
+@pytest.fixture(autouse=True)
+def _fresh_codec_caches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plan every record and make every field reader anew in each test: the codec keeps them
+    per class and per type for the process, and a mutation run forks each mutant from a
+    process that has already run these tests (docs/testing.md)."""
+    monkeypatch.setattr(codec, "_PLANS", {})
+    monkeypatch.setattr(codec, "_CONVS", {})
+
+
 SECRET = "s3cr3t-Value-42"
 
 USAGE = Usage(10, 2, 0, 0, 12, 0.5, None, 1, 0, 0)
@@ -243,8 +253,10 @@ def test_an_array_record_is_stored_as_its_fields_values() -> None:
     ({"span": {"low": 0.1, "high": 0.2}}, "span: expected an array of 2 items or null, found object"),
     ({"span": None, "spans": [[1, 2], [3]]}, "spans/1: expected an array of 2 items, found array [3]"),
     ({"span": None, "spans": [[1, 2], "1-2"]}, 'spans/1: expected an array of 2 items, found string "1-2"'),
+    ({"span": None, "spans": {"low": 1}}, 'spans: expected an array of arrays, found object {"low":1}'),
 ])
 def test_an_array_record_of_the_wrong_shape_is_a_located_error(data: object, message: str) -> None:
     with pytest.raises(MalformedGradeError) as info:
         codec.from_json(Spanned, data, "s.json")
     assert str(info.value).startswith(f"s.json: {message}")
+

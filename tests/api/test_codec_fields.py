@@ -13,8 +13,17 @@ from typing import Any, ClassVar, Literal
 
 import pytest
 
-from pytest_skill_eval import codec
+from pytest_skill_eval import codec, typehints
 from pytest_skill_eval.errors import EvidenceError, MalformedGradeError
+
+
+@pytest.fixture(autouse=True)
+def _fresh_codec_caches(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Plan every record and make every field reader anew in each test: the codec keeps them
+    per class and per type for the process, and a mutation run forks each mutant from a
+    process that has already run these tests (docs/testing.md)."""
+    monkeypatch.setattr(codec, "_PLANS", {})
+    monkeypatch.setattr(codec, "_CONVS", {})
 
 
 def test_every_field_option_writes_and_reads_as_declared() -> None:
@@ -214,6 +223,11 @@ def test_a_lenient_record_keeps_what_its_schema_let_through() -> None:
 ])
 def test_what_a_message_says_was_found(value: object, shown: str) -> None:
     assert codec.found(value) == shown
+    assert typehints.found(value) == shown
+
+
+def test_what_a_message_says_of_a_value_never_stored() -> None:
+    assert typehints.found(typehints.MISSING) == "nothing"
 
 
 def test_a_field_type_the_codec_cannot_read_is_a_programming_error() -> None:
@@ -288,3 +302,107 @@ def test_a_record_in_a_union_of_several_reads_its_parent_key() -> None:
         4, Leaf(4, 1), {"a": Leaf(4, 2)}, {"b": [None]})
     assert Tree.from_json({"index": 5, "leaf": "s", "doc": [{"n": 3}], "branch": {"n": 6}}) == Tree(
         5, "s", doc=Doc((Leaf(5, 3),)), branch=Branch(Leaf(5, 6)))
+
+
+def test_an_array_record_s_items_read_their_parent_key_from_the_enclosing_object() -> None:
+    @dataclass(frozen=True)
+    class Step:
+        turn: int | None = field(default=None, metadata=codec.meta(parent="index"))
+        n: int = 0
+
+    @dataclass(frozen=True)
+    class Pair:
+        STORED: ClassVar[codec.Layout] = codec.Layout(array=True)
+        first: Step
+        second: Step
+
+    @dataclass(frozen=True)
+    class Holder:
+        STORED: ClassVar[codec.Layout] = codec.Layout(strict=True)
+        index: int
+        pair: Pair
+
+    stored = {"index": 4, "pair": [{"n": 1}, {"n": 2}]}
+    assert codec.to_json(Holder(4, Pair(Step(4, 1), Step(4, 2)))) == stored
+    assert codec.from_json(Holder, stored) == Holder(4, Pair(Step(4, 1), Step(4, 2)))
+
+
+def test_a_nested_record_s_errors_name_the_whole_path_from_the_document() -> None:
+    @dataclass(frozen=True)
+    class Part:
+        x: int
+
+    @dataclass(frozen=True)
+    class Doc:
+        items: tuple[int, ...] = field(metadata=codec.meta(whole=True))
+
+    @dataclass(frozen=True)
+    class Inner:
+        id: str = ""
+        part: Part | None = field(default=None, metadata=codec.meta(inline="x"))
+        planned: int = field(default=0, metadata=codec.meta(within="trials"))
+
+    @dataclass(frozen=True)
+    class Outer(codec.Stored):
+        STORED: ClassVar[codec.Layout] = codec.Layout(error=MalformedGradeError, name="outer.json", strict=True)
+        doc: Doc = Doc(())
+        inners: tuple[Inner, ...] = ()
+
+    assert Outer.from_json({"doc": [1], "inners": [{"x": 2, "trials": {"planned": 3}}]}) == Outer(
+        Doc((1,)), (Inner(part=Part(2), planned=3),))
+    for data, message in [
+        ({"doc": [1, "x"]}, 'doc/1: expected an integer, found string "x"'),
+        ({"inners": [{}, {"x": "2"}]}, 'inners/1/x: expected an integer, found string "2"'),
+        ({"inners": [{"trials": {"planned": "3"}}]}, 'inners/0/trials/planned: expected an integer, found string "3"'),
+        ({"inners": [{"trials": [3]}]}, "inners/0/trials: expected an object, found array [3]"),
+    ]:
+        with pytest.raises(MalformedGradeError) as info:
+            Outer.from_json(data)
+        assert str(info.value) == message
+
+
+def test_a_strict_whole_document_checks_its_items() -> None:
+    @dataclass(frozen=True)
+    class Doc(codec.Stored):
+        STORED: ClassVar[codec.Layout] = codec.Layout(error=MalformedGradeError, name="doc.json", strict=True)
+        items: tuple[int, ...] = field(metadata=codec.meta(whole=True))
+
+    with pytest.raises(MalformedGradeError, match=r'^0: expected an integer, found string "x"$'):
+        Doc.from_json(["x"])
+
+
+def test_one_record_read_strictly_and_leniently_keeps_each_reading() -> None:
+    @dataclass(frozen=True)
+    class Inner:
+        n: int = 0
+
+    @dataclass(frozen=True)
+    class Strict(codec.Stored):
+        STORED: ClassVar[codec.Layout] = codec.Layout(error=MalformedGradeError, strict=True)
+        inner: Inner = Inner()
+
+    @dataclass(frozen=True)
+    class Loose(codec.Stored):
+        inner: Inner = Inner()
+
+    for _ in range(2):  # either reading first, then the other
+        assert Loose.from_json({"inner": {"n": "1"}}) == Loose(Inner("1"))  # type: ignore[arg-type]
+        with pytest.raises(MalformedGradeError, match=r'^inner/n: expected an integer, found string "1"$'):
+            Strict.from_json({"inner": {"n": "1"}})
+
+
+def test_the_items_of_a_fixed_length_array_read_their_parent_key() -> None:
+    @dataclass(frozen=True)
+    class Step:
+        turn: int | None = field(default=None, metadata=codec.meta(parent="index"))
+        n: int = 0
+
+    @dataclass(frozen=True)
+    class Turn(codec.Stored):
+        STORED: ClassVar[codec.Layout] = codec.Layout(strict=True)
+        index: int
+        steps: tuple[Step, Step]
+
+    stored = {"index": 3, "steps": [{"n": 1}, {"n": 2}]}
+    assert Turn(3, (Step(3, 1), Step(3, 2))).to_json() == stored
+    assert Turn.from_json(stored) == Turn(3, (Step(3, 1), Step(3, 2)))
