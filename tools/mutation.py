@@ -53,6 +53,7 @@ FAST_TESTS = [
     "tests/commands/test_plan.py",
     "tests/api/test_codec.py", "tests/api/test_codec_fields.py", "tests/api/test_record_schemas.py", "tests/reuse",
     "tests/host/test_repetition.py", "tests/host/test_repetition_record.py",
+    "tests/views", "tests/report", "tests/scripted",
 ]
 #: Fuzz tests that take seconds each: they only look for crashes, and every mutant they
 #: reach would pay for them. They stay in the normal suite.
@@ -71,8 +72,13 @@ SLOW_SIMULATIONS = [f"tests/stats/{t}" for t in (
     "test_decision_cases.py::test_identical_arms_on_the_stochastic_stand_in",
 )] + [f"tests/commands/test_plan.py::test_{t}" for t in (  # subprocesses: they run the installed package, not the mutant
     "cli_without", "unreadable_stored", "bad_options", "definition_that_does_not_load")]
+#: The report's browser tests: they need chromium and take seconds each; the fast tests of
+#: tests/report pin the same page text.
+BROWSER = [f"tests/report/test_html.py::test_{t}" for t in (
+    "hostile_result_runs_nothing_in_a_browser", "filters_and_links_in_a_browser",
+    "large_result_builds_group_details_only_when_opened", "partial_evidence_renders")]
 PYTEST_ARGS = ["-p", "no:cacheprovider", "-p", "no:xdist", "-m", "not pi", "-q",
-               *(arg for test in SLOW_FUZZ + SLOW_SIMULATIONS for arg in ("--deselect", test))]
+               *(arg for test in SLOW_FUZZ + SLOW_SIMULATIONS + BROWSER for arg in ("--deselect", test))]
 
 MODULES: dict[str, str] = {
     "group": "pytest_skill_eval/grading/group.py",
@@ -102,9 +108,12 @@ MODULES: dict[str, str] = {
     "sharding": "pytest_skill_eval/definitions/sharding.py",
     "launchable": "pytest_skill_eval/definitions/launchable.py",
     "typehints": "pytest_skill_eval/typehints.py",
+    **{m: f"pytest_skill_eval/render/{m}.py" for m in ("views", "diffs", "regrade", "html")},
+    **{m: f"pytest_skill_eval/scripted/{m}.py" for m in (
+        "pacing", "wires", "sse", "chat_completions", "conversation", "replies")},
 }
 #: Modules scored on every n-th mutant only (a fixed, reproducible sample).
-SAMPLED: dict[str, int] = {"rules": 60, "loading": 40}
+SAMPLED: dict[str, int] = {"rules": 60, "loading": 40, "views": 60, "replies": 60, "html": 40}
 
 _RESULT_LINE = re.compile(r"^\s+(\S+__mutmut_\d+): (.+)$")
 

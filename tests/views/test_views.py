@@ -13,9 +13,9 @@ import pytest
 
 from pytest_skill_eval.commands.view import render, select_group_index
 from pytest_skill_eval.errors import EvidenceError, SelectionError
-from pytest_skill_eval.grading.results import GradeError, GroupGrade
+from pytest_skill_eval.grading.results import ComparisonResult, ExpectationResult, GradeError, GroupGrade
 from pytest_skill_eval.observation import ToolCall
-from pytest_skill_eval.render.views import render_grade, render_tool_call
+from pytest_skill_eval.render.views import RegradeShown, render_grade, render_tool_call
 from pytest_skill_eval.safe_text import escape_path
 
 from .conftest import StoredRun, assert_snapshot, copy_result, normalise
@@ -282,3 +282,33 @@ def test_render_grade_variant_filter_keeps_unowned_errors() -> None:
     text = "\n".join(render_grade(grade, "candidate"))
     assert [m for m in ("mb", "mc", "mx", "mg", "ms") if f": {m}" in text] == ["mc", "mx", "mg", "ms"]
     assert "\n".join(render_grade(grade, None)).count("    expectation ") == 3
+
+
+def test_render_grade_lines_of_a_regrade_with_expectations_and_comparisons() -> None:
+    # Fast and host-free: the group view's grade block line by line (docs/usage.md, "skill-eval view").
+    grade = GroupGrade("g", "graded", expectations=(
+        ExpectationResult("e1", "file", "candidate", "fail", "a\nb", "c", ("turn 1",), "bad"),
+        ExpectationResult("e2", "file", "baseline", "pass", "x", "y"),
+    ), comparisons=(
+        ComparisonResult("c1", "e2", "e1", "pass-to-fail"),
+        ComparisonResult("c2", None, "e1", "not-comparable", "no baseline"),
+    ))
+    shown: RegradeShown = {"file": "regrades/x.json", "time": "2026-12-03T10:00:00Z", "original_state": None}
+    assert render_grade(grade, "candidate", shown) == [
+        "grade     graded (regraded 2026-12-03T10:00:00Z by skill-eval regrade; the run's own grade.json: none)",
+        "  file       regrades/x.json",
+        "  expectations",
+        "    fail        e1 (candidate file)",
+        "      expected   a\\nb",
+        "      observed   c",
+        "      location   turn 1",
+        "      error      bad",
+        "  comparisons",
+        "    c1: pass-to-fail (e2 -> e1)",
+        "    c2: not-comparable (- -> e1)",
+        "      reason     no baseline",
+        "  grade errors: none",
+    ]
+    assert render_grade(None) == ["grade     none (no grade.json: the group was not graded)"]
+    assert render_grade(GroupGrade("g", "graded")) == [
+        "grade     graded", "  expectations: none", "  comparisons: none", "  grade errors: none"]
