@@ -14,8 +14,8 @@ import pytest
 from pytest_skill_eval.commands.view import render, select_group_index
 from pytest_skill_eval.errors import EvidenceError, SelectionError
 from pytest_skill_eval.grading.results import ComparisonResult, ExpectationResult, GradeError, GroupGrade
-from pytest_skill_eval.observation import ToolCall
-from pytest_skill_eval.render.views import RegradeShown, render_grade, render_tool_call
+from pytest_skill_eval.observation import ToolCall, Turn
+from pytest_skill_eval.render.views import RegradeShown, render_grade, render_tool_call, render_turn
 from pytest_skill_eval.safe_text import escape_path
 
 from .conftest import StoredRun, assert_snapshot, copy_result, normalise
@@ -312,3 +312,20 @@ def test_render_grade_lines_of_a_regrade_with_expectations_and_comparisons() -> 
     assert render_grade(None) == ["grade     none (no grade.json: the group was not graded)"]
     assert render_grade(GroupGrade("g", "graded")) == [
         "grade     graded", "  expectations: none", "  comparisons: none", "  grade errors: none"]
+
+
+def test_render_turn_lines() -> None:
+    # Fast and host-free: a turn's block, multi-line values aligned, stop reason and error shown.
+    turn = Turn(2, "do\nit", "do\nit /skill", "done", (_call("read", {"path": "a"}, "x"),), "length", "boom\nx", False)
+    assert render_turn(turn) == [
+        "  turn 2 (not settled)",
+        "    prompt     do",
+        "               it",
+        "    sent       do",
+        "               it /skill",
+        '    tool       read {"path":"a"} -> ok',
+        "    response   done",
+        "    stopped    length",
+        "    error      boom\\nx",
+    ]
+    assert render_turn(Turn(1, "p", "p", "r", stop_reason="stop")) == ["  turn 1", "    prompt     p", "    response   r"]
