@@ -64,6 +64,9 @@ def test_render_regrade_lines_for_every_kind_of_group() -> None:
         GroupRegrade("014-u", "u", "s.json", "f.json", None, NEW, False, stored_unusable=True),
         GroupRegrade("015-v", "v", "s.json", "f.json", None, STORED, False),
         GroupRegrade("016-w", "w", "s.json", "f.json", STORED, STORED, True),
+        # a tab in a text cell and a newline in a comparison id stay on one line; no file written
+        GroupRegrade("017-a-b", "x\ty", "s.json", None, None,
+                     GroupGrade("g", "graded", comparisons=(ComparisonResult("k\n1", None, None, "not-comparable"),)), False),
     ]
     comparisons_new = ["  comparison k1: pass-to-pass", "  comparison k2: fail-to-fail",
                        "  comparison knew: not-comparable", "  grade error comparison knew: bad\\nthing",
@@ -72,7 +75,7 @@ def test_render_regrade_lines_for_every_kind_of_group() -> None:
                           "  comparison kgone: fail-to-fail"]
     assert render_regrade("/r/result", groups).split("\n") == [
         "result    /r/result",
-        "regraded  6 of 7 groups, 4 differ from grade.json",
+        "regraded  7 of 8 groups, 5 differ from grade.json",
         "",
         "== group 0 first: grade-error, differs from grade.json",
         "  problem    groups/000-first/x.json: expected y, found z",
@@ -108,4 +111,9 @@ def test_render_regrade_lines_for_every_kind_of_group() -> None:
         "  definition s.json",
         "  wrote      f.json",
         *comparisons_stored,
+        "",
+        "== group 17 x\\ty: graded, new grade (there was no grade.json to compare with)",
+        "  definition s.json",
+        "  wrote      ",
+        "  comparison k\\n1: not-comparable",
     ]
