@@ -63,6 +63,12 @@ def test_settings_fall_back_one_by_one() -> None:
     assert Latency(0.0).over(server) == Latency(0.0, 5)  # an explicit 0 is a setting, not "unset"
 
 
+def test_an_hour_is_the_longest_first_token_delay() -> None:
+    assert Latency(3600).first_token_delay == 3600
+    with pytest.raises(ValueError, match=r"expected 0 to 3600 seconds, found 3600\.5"):
+        Latency(3600.5)
+
+
 @pytest.mark.parametrize("bad", [Latency, lambda: Latency(-1), lambda: Latency(4000), lambda: Latency(None, 0)])
 def test_out_of_range_settings_are_refused(bad: Any) -> None:
     if bad is Latency:
