@@ -4,6 +4,7 @@ whole completion, a broken stream's text chunk, and the output characters pacing
 from __future__ import annotations
 
 from pytest_skill_eval.scripted import chat_completions as cc
+from pytest_skill_eval.scripted.conversation import content_text
 from pytest_skill_eval.scripted.format import Fault
 from pytest_skill_eval.scripted.replies import PlannedToolCall, Reply, ReplyUsage
 
@@ -47,3 +48,10 @@ def test_a_request_failing_fault_streamed_anyway_is_the_plain_stream() -> None:
 
 def test_chunk_chars_counts_every_choice() -> None:
     assert cc.chunk_chars({"choices": [{"delta": {"content": "ab"}}, {"delta": {"content": "c"}}]}) == 3
+
+
+def test_content_text_keeps_the_text_parts_only() -> None:
+    parts = [{"type": "text", "text": "a"}, {"type": "image_url", "image_url": {"url": "x"}}, "odd", {"text": 1},
+             {"type": "text", "text": "b"}]
+    assert content_text(parts) == "a\nb"
+    assert content_text(None) == ""
