@@ -7,8 +7,9 @@
 
 Each module is mutated by mutmut in its own scratch copy of the work tree (tracked and
 untracked-but-not-ignored files, so uncommitted work counts), against the fast, host-free
-tests only (``-m "not pi"``), niced. ``definitions/rules.py`` and ``definitions/loading.py`` are large and are scored on a fixed
-sample of its mutants. The scores are printed as a Markdown table (the one in
+tests only (``-m "not pi"``), niced. The large modules in ``SAMPLED`` (``definitions/rules.py``,
+``definitions/loading.py``, ``render/views.py``, ``render/html.py``, the stand-in's wire and reply
+modules) are scored on a fixed sample of their mutants: ``SAMPLED[module]`` mutants, evenly spaced. The scores are printed as a Markdown table (the one in
 docs/testing.md) and written as JSON to ``--output`` (default ``.mutation/scores.json``),
 with the name of every surviving mutant; ``mutmut show NAME`` inside the kept scratch
 copy (``--keep``) prints its diff.
@@ -112,7 +113,7 @@ MODULES: dict[str, str] = {
     **{m: f"pytest_skill_eval/scripted/{m}.py" for m in (
         "pacing", "wires", "sse", "chat_completions", "conversation", "replies")},
 }
-#: Modules scored on every n-th mutant only (a fixed, reproducible sample).
+#: Modules scored on this many evenly spaced mutants only (a fixed, reproducible sample).
 SAMPLED: dict[str, int] = {"rules": 60, "loading": 40, "views": 60, "replies": 25, "html": 40,
                           "chat_completions": 30, "conversation": 30}
 
