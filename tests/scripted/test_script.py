@@ -570,3 +570,10 @@ def test_invalid_usage(usage: dict[str, Any], expected: str) -> None:
     with pytest.raises(ScriptError) as raised:
         parse_script({"schema": "skill-eval-script/1", "turns": [{"steps": [{"text": "x", "usage": usage}]}]}, "s.json")
     assert str(raised.value) == expected
+
+
+def test_tool_call_arguments_keep_non_ascii_text() -> None:
+    # the arguments are the JSON the script wrote, placeholders resolved, characters as they are
+    reply = plan_reply(script({"steps": [{"tool_calls": [{"name": "write", "arguments": {"text": "é {{cwd}}"}}]}]}),
+                       request(user("go")))
+    assert reply.tool_calls == (PlannedToolCall("call_1_0_0", "write", '{"text": "é /work/space"}'),)
