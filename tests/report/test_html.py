@@ -23,6 +23,7 @@ import pytest
 from pytest_skill_eval.evidence import records, store
 from pytest_skill_eval.grading.results import ComparisonResult, ExpectationResult, ExpectationStatus, GroupGrade
 from pytest_skill_eval.observation import ToolCall, Turn
+from pytest_skill_eval.render import html as html_module
 from pytest_skill_eval.render.diffs import DIFF_MAX_LINES, diff_files, diff_trees
 from pytest_skill_eval.render.html import (
     TEXT_SHOWN,
@@ -43,6 +44,14 @@ def payload(tag: str) -> str:
 
 
 # ------------------------------------------------------------------------- pure helpers
+
+
+@pytest.fixture(autouse=True)
+def _fresh_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Build the page's Jinja environment anew in each test: html.py keeps one for the process,
+    and a mutation run forks each mutant from a process that has already run these tests, so
+    autoescaping, the finalizer and the filters were never rebuilt under a mutant (docs/testing.md)."""
+    monkeypatch.setattr(html_module, "_ENV", None)
 
 
 def test_script_json_cannot_close_its_element() -> None:
